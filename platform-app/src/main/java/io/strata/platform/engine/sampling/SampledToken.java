@@ -1,0 +1,14 @@
+package io.strata.platform.engine.sampling;
+
+/**
+ * One sampled token.
+ *
+ * @param token   the chosen id
+ * @param logprob its log-probability under the model's raw distribution; NaN when logprobs were not asked for
+ * @param top     the top alternatives when asked for, else {@link TopLogprobs#NONE}
+ */
+public record SampledToken(int token, float logprob, TopLogprobs top) {
+    public boolean hasLogprob() {
+        return !Float.isNaN(logprob);
+    }
+}

@@ -1,0 +1,186 @@
+package io.strata.platform.engine.sampling;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+class SamplerTest {
+
+    private static SamplingParams params(double temperature, double topP, int topK, double minP, Long seed) {
+        return new SamplingParams(temperature, topP, topK, minP, seed, 0, 0, 1, 16, 0, List.of(), Set.of(),
+                false, null, null, false, true);
+    }
+
+    private static float[] logits(float... v) {
+        return v;
+    }
+
+    @Test
+    void greedyPicksTheArgmaxAtAnyOffset() {
+        Sampler s = new Sampler(4);
+        float[] batch = {9, 9, 9, 9, 0.1f, 2.5f, -1f, 2.4f};
+        SampledToken t = s.sample(batch, 4, SamplingParams.greedy(4), new TokenHistory(new int[0]), new SplittableRandom(1), -1);
+        assertThat(t.token()).isEqualTo(1);
+        assertThat(t.hasLogprob()).isFalse();
+    }
+
+    @Test
+    void sameSeedSameTokensDifferentSeedDifferentSequence() {
+        Sampler s = new Sampler(50);
+        float[] l = new float[50];
+        for (int i = 0; i < 50; i++) {
+            l[i] = (float) Math.sin(i) * 2;
+        }
+        int[] a = drawMany(s, l, params(1.0, 1, 0, 0, 7L), 7);
+        int[] b = drawMany(s, l, params(1.0, 1, 0, 0, 7L), 7);
+        int[] c = drawMany(s, l, params(1.0, 1, 0, 0, 8L), 8);
+        assertThat(a).isEqualTo(b);
+        assertThat(a).isNotEqualTo(c);
+    }
+
+    private static int[] drawMany(Sampler s, float[] l, SamplingParams p, long seed) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        int[] out = new int[64];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = s.sample(l, 0, p, new TokenHistory(new int[0]), rng, -1).token();
+        }
+        return out;
+    }
+
+    @Test
+    void drawsFollowTheSoftmaxAtTemperatureOne() {
+        Sampler s = new Sampler(3);
+        float[] l = logits(0f, (float) Math.log(2), (float) Math.log(7)); // p = 0.1, 0.2, 0.7
+        SplittableRandom rng = new SplittableRandom(42);
+        int[] hist = new int[3];
+        int n = 20_000;
+        for (int i = 0; i < n; i++) {
+            hist[s.sample(l, 0, params(1.0, 1, 0, 0, null), new TokenHistory(new int[0]), rng, -1).token()]++;
+        }
+        assertThat(hist[0] / (double) n).isCloseTo(0.1, within(0.015));
+        assertThat(hist[1] / (double) n).isCloseTo(0.2, within(0.015));
+        assertThat(hist[2] / (double) n).isCloseTo(0.7, within(0.015));
+    }
+
+    @Test
+    void lowTemperatureSharpensHighFlattens() {
+        Sampler s = new Sampler(2);
+        float[] l = logits(0f, 1f);
+        assertThat(share(s, l, params(0.1, 1, 0, 0, null), 1)).isGreaterThan(0.99);
+        assertThat(share(s, l, params(10, 1, 0, 0, null), 1)).isBetween(0.45, 0.6);
+    }
+
+    private static double share(Sampler s, float[] l, SamplingParams p, int token) {
+        SplittableRandom rng = new SplittableRandom(3);
+        int hits = 0;
+        for (int i = 0; i < 4000; i++) {
+            if (s.sample(l, 0, p, new TokenHistory(new int[0]), rng, -1).token() == token) {
+                hits++;
+            }
+        }
+        return hits / 4000.0;
+    }
+
+    @Test
+    void topKKeepsOnlyTheKMostLikely() {
+        Sampler s = new Sampler(5);
+        float[] l = logits(1f, 5f, 4.9f, 0f, 4.8f);
+        SplittableRandom rng = new SplittableRandom(5);
+        for (int i = 0; i < 2000; i++) {
+            int t = s.sample(l, 0, params(5.0, 1, 2, 0, null), new TokenHistory(new int[0]), rng, -1).token();
+            assertThat(t).isIn(1, 2);
+        }
+        assertThat(s.sample(l, 0, params(5.0, 1, 1, 0, null), new TokenHistory(new int[0]), rng, -1).token()).isEqualTo(1);
+    }
+
+    @Test
+    void topPKeepsTheSmallestNucleus() {
+        Sampler s = new Sampler(4);
+        // p = 0.5, 0.3, 0.15, 0.05: top_p 0.75 needs {0, 1}
+        float[] l = logits((float) Math.log(0.5), (float) Math.log(0.3), (float) Math.log(0.15), (float) Math.log(0.05));
+        SplittableRandom rng = new SplittableRandom(9);
+        int[] hist = new int[4];
+        for (int i = 0; i < 4000; i++) {
+            hist[s.sample(l, 0, params(1.0, 0.75, 0, 0, null), new TokenHistory(new int[0]), rng, -1).token()]++;
+        }
+        assertThat(hist[2] + hist[3]).isZero();
+        assertThat(hist[0] / 4000.0).isCloseTo(0.5 / 0.8, within(0.03));
+    }
+
+    @Test
+    void minPDropsTokensBelowTheFractionOfTheBest() {
+        Sampler s = new Sampler(3);
+        float[] l = logits((float) Math.log(0.6), (float) Math.log(0.35), (float) Math.log(0.05));
+        SplittableRandom rng = new SplittableRandom(11);
+        for (int i = 0; i < 3000; i++) {
+            int t = s.sample(l, 0, params(1.0, 1, 0, 0.1, null), new TokenHistory(new int[0]), rng, -1).token();
+            assertThat(t).isNotEqualTo(2);
+        }
+    }
+
+    @Test
+    void penaltiesFollowVllmSemantics() {
+        Sampler s = new Sampler(3);
+        TokenHistory h = new TokenHistory(new int[]{2});
+        h.addGenerated(0);
+        h.addGenerated(0);
+        // frequency 1.0 on token 0 (seen twice) lowers it by 2 -> token 1 wins greedily
+        SamplingParams freq = new SamplingParams(0, 1, 0, 0, null, 0, 1.0, 1, 16, 0, List.of(), Set.of(), false, null, null, false, true);
+        assertThat(s.sample(logits(3f, 1.5f, 0f), 0, freq, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
+        // presence 2.0 lowers token 0 once by 2 -> 1.0 < 1.5
+        SamplingParams pres = new SamplingParams(0, 1, 0, 0, null, 2.0, 0, 1, 16, 0, List.of(), Set.of(), false, null, null, false, true);
+        assertThat(s.sample(logits(3f, 1.5f, 0f), 0, pres, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
+        // repetition 2.0: token 0 (output) 3 -> 1.5, token 2 (prompt) 1.6 -> 0.8, token 1 untouched 1.55
+        SamplingParams rep = new SamplingParams(0, 1, 0, 0, null, 0, 0, 2.0, 16, 0, List.of(), Set.of(), false, null, null, false, true);
+        assertThat(s.sample(logits(3f, 1.55f, 1.6f), 0, rep, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
+        // negative logits are multiplied, making them less likely still
+        assertThat(s.sample(logits(-1f, -1.5f, -3f), 0, rep, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
+    }
+
+    @Test
+    void minTokensSuppressesEosAndStopTokens() {
+        Sampler s = new Sampler(3);
+        SamplingParams p = new SamplingParams(0, 1, 0, 0, null, 0, 0, 1, 16, 2, List.of(), Set.of(2), false, null, null, false, true);
+        TokenHistory h = new TokenHistory(new int[0]);
+        assertThat(s.sample(logits(0f, 9f, 8f), 0, p, h, new SplittableRandom(1), 1).token()).isEqualTo(0);
+        h.addGenerated(0);
+        h.addGenerated(0);
+        assertThat(s.sample(logits(0f, 9f, 8f), 0, p, h, new SplittableRandom(1), 1).token()).isEqualTo(1);
+    }
+
+    @Test
+    void logprobsAreTheRawLogSoftmax() {
+        Sampler s = new Sampler(3);
+        float[] l = logits(1f, 2f, 3f);
+        SamplingParams p = new SamplingParams(0, 1, 0, 0, null, 0, 0, 1, 16, 0, List.of(), Set.of(), false, 2, null, false, true);
+        SampledToken t = s.sample(l, 0, p, new TokenHistory(new int[0]), new SplittableRandom(1), -1);
+        double z = Math.log(Math.exp(1) + Math.exp(2) + Math.exp(3));
+        assertThat(t.token()).isEqualTo(2);
+        assertThat((double) t.logprob()).isCloseTo(3 - z, within(1e-6));
+        assertThat(t.top().tokens()).containsExactly(2, 1);
+        assertThat((double) t.top().logprobs()[1]).isCloseTo(2 - z, within(1e-6));
+        SampledToken prompt = Logprobs.of(l, 0, 3, 0, 3);
+        assertThat((double) prompt.logprob()).isCloseTo(1 - z, within(1e-6));
+        assertThat(prompt.top().tokens()).containsExactly(2, 1, 0);
+    }
+
+    @Test
+    void validationNamesTheParameter() {
+        assertThatThrownBy(() -> params(-1, 1, 0, 0, null).validate(20, 100))
+                .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("temperature"));
+        assertThatThrownBy(() -> params(1, 0, 0, 0, null).validate(20, 100))
+                .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("top_p"));
+        SamplingParams lp = new SamplingParams(1, 1, 0, 0, null, 0, 0, 1, 16, 0, List.of(), Set.of(), false, 21, null, false, true);
+        assertThatThrownBy(() -> lp.validate(20, 100))
+                .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("logprobs"));
+        SamplingParams stopIds = new SamplingParams(1, 1, 0, 0, null, 0, 0, 1, 16, 0, List.of(), Set.of(100), false, null, null, false, true);
+        assertThatThrownBy(() -> stopIds.validate(20, 100))
+                .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("stop_token_ids"));
+    }
+}
