@@ -1,0 +1,1 @@
+/* placeholder: kernel entry points are declared here (included from strata_cuda.h) */
