@@ -1,0 +1,203 @@
+package io.strata.backend.cpu.model;
+
+import io.strata.backend.cpu.kv.LayerCache;
+import io.strata.backend.cpu.ops.Fp8;
+import io.strata.backend.cpu.ops.Linear;
+import io.strata.backend.cpu.ops.Parallel;
+import io.strata.backend.cpu.ops.RmsNorm;
+import io.strata.backend.cpu.ops.Rope;
+import io.strata.backend.cpu.ops.SparseAttention;
+import io.strata.backend.cpu.weights.TensorSource;
+import io.strata.model.config.LayerKind;
+import io.strata.model.config.LayerSpec;
+import io.strata.model.config.ModelConfig;
+
+/**
+ * One attention sub-layer: low-rank queries with per-head norm, one shared K=V head with RoPE on its last
+ * 64 channels, a 128-token window plus (ratio 4) indexer-selected or (ratio 128) all compressed entries,
+ * sparse attention with a per-head sink, inverse RoPE, grouped {@code wo_a} then {@code wo_b}.
+ */
+public final class AttentionLayer {
+    private final int dim;
+    private final int heads;
+    private final int headDim;
+    private final int ropeDim;
+    private final int qLora;
+    private final int groups;
+    private final int oLora;
+    private final int window;
+    private final float eps;
+    private final LayerKind kind;
+    private final Linear wqA;
+    private final float[] qNorm;
+    private final Linear wqB;
+    private final Linear wkv;
+    private final float[] kvNorm;
+    private final Linear[] woA;
+    private final Linear woB;
+    private final float[] sink;
+    private final Rope rope;
+    private final Compressor compressor;
+    private final Indexer indexer;
+    private final int indexTopk;
+
+    AttentionLayer(TensorSource src, ModelConfig cfg, LayerSpec spec) {
+        var a = cfg.attention();
+        String p = spec.weightPrefix() + "attn";
+        dim = cfg.hiddenSize();
+        heads = a.numHeads();
+        headDim = a.headDim();
+        ropeDim = a.ropeHeadDim();
+        qLora = a.qLoraRank();
+        groups = a.oGroups();
+        oLora = a.oLoraRank();
+        window = a.slidingWindow();
+        eps = (float) cfg.rmsNormEps();
+        kind = spec.kind();
+        var r = spec.rope();
+        rope = r.yarn().map(y -> new Rope(r.dim(), r.theta(), y.originalMaxPositionEmbeddings(), y.factor(),
+            y.betaFast(), y.betaSlow())).orElseGet(() -> Rope.plain(r.dim(), r.theta()));
+        wqA = Linears.bf16Out(src, p + ".wq_a", qLora, dim);
+        qNorm = Linears.floats(src, p + ".q_norm.weight", qLora);
+        wqB = Linears.bf16Out(src, p + ".wq_b", heads * headDim, qLora);
+        wkv = Linears.bf16Out(src, p + ".wkv", headDim, dim);
+        kvNorm = Linears.floats(src, p + ".kv_norm.weight", headDim);
+        woA = GroupedLinear.split(src, p + ".wo_a", groups, oLora, heads * headDim / groups);
+        woB = Linears.bf16Out(src, p + ".wo_b", dim, groups * oLora);
+        sink = Linears.floats(src, p + ".attn_sink", heads);
+        compressor = kind.hasCompressor()
+            ? new Compressor(src, p + ".compressor", kind.compressRatio(), headDim, dim, false, eps, rope) : null;
+        indexTopk = cfg.indexer().topk();
+        indexer = kind.hasIndexer()
+            ? new Indexer(src, p + ".indexer", cfg.indexer().numHeads(), cfg.indexer().headDim(), indexTopk, qLora,
+            dim, eps, rope) : null;
+    }
+
+    long weightBytes() {
+        long b = wqA.weightBytes() + wqB.weightBytes() + wkv.weightBytes() + woB.weightBytes();
+        for (Linear l : woA) {
+            b += l.weightBytes();
+        }
+        if (compressor != null) {
+            b += compressor.weightBytes();
+        }
+        if (indexer != null) {
+            b += indexer.weightBytes();
+        }
+        return b;
+    }
+
+    /**
+     * Runs the sub-layer for one sequence's tokens at positions {@code p0 .. p0+n-1}.
+     *
+     * @param x   {@code n × dim} bf16 (after attn_norm)
+     * @param out receives {@code n × dim} bf16
+     * @param writeEntriesFrom compressed entries below this index are already cached and left untouched
+     */
+    public void forward(float[] x, int n, int p0, LayerCache cache, int writeEntriesFrom, float[] out) {
+        int half = ropeDim / 2;
+        float[] cos = new float[n * half];
+        float[] sin = new float[n * half];
+        float[] c1 = new float[half];
+        float[] s1 = new float[half];
+        for (int t = 0; t < n; t++) {
+            rope.angles(p0 + t, c1, s1);
+            System.arraycopy(c1, 0, cos, t * half, half);
+            System.arraycopy(s1, 0, sin, t * half, half);
+        }
+        // queries
+        float[] qr = new float[n * qLora];
+        wqA.forward(x, n, qr);
+        for (int t = 0; t < n; t++) {
+            RmsNorm.apply(qr, t * qLora, qNorm, eps, qr, t * qLora, qLora);
+        }
+        int qw = heads * headDim;
+        float[] q = new float[n * qw];
+        wqB.forward(qr, n, q);
+        for (int t = 0; t < n; t++) {
+            for (int h = 0; h < heads; h++) {
+                int off = t * qw + h * headDim;
+                RmsNorm.headNormBf16(q, off, headDim, eps);
+                Rope.rotate(q, off + headDim - ropeDim, cos, sin, t * half, half, false);
+            }
+        }
+        // the shared K=V row of each new token
+        float[] kv = new float[n * headDim];
+        wkv.forward(x, n, kv);
+        for (int t = 0; t < n; t++) {
+            int off = t * headDim;
+            RmsNorm.apply(kv, off, kvNorm, eps, kv, off, headDim);
+            Rope.rotate(kv, off + headDim - ropeDim, cos, sin, t * half, half, false);
+            Fp8.actQuantInPlace(kv, off, headDim - ropeDim, 64);
+            cache.writeWindow(p0 + t, kv, off);
+        }
+        int p1 = p0 + n;
+        int[] sel = null;
+        int[] selCount = null;
+        if (compressor != null) {
+            compressor.run(x, n, p0, cache, writeEntriesFrom);
+            if (indexer != null) {
+                sel = new int[n * indexTopk];
+                selCount = new int[n];
+                indexer.select(x, qr, n, p0, cache, writeEntriesFrom, cos, sin, sel, selCount);
+            }
+        }
+        // gather the rows this chunk can see: window positions, then compressed entries
+        int wlo = Math.max(0, p0 - window + 1);
+        int nw = p1 - wlo;
+        int nc = compressor != null ? p1 / compressor.ratio() : 0;
+        float[] rows = new float[(nw + nc) * headDim];
+        for (int pos = wlo; pos < p0; pos++) {
+            cache.readWindow(pos, rows, (pos - wlo) * headDim);
+        }
+        System.arraycopy(kv, 0, rows, (p0 - wlo) * headDim, n * headDim);
+        for (int j = 0; j < nc; j++) {
+            cache.readCompressed(j, rows, (nw + j) * headDim);
+        }
+        float[] o = new float[n * qw];
+        float scale = (float) (1.0 / Math.sqrt(headDim));
+        int[] selF = sel;
+        int[] selCountF = selCount;
+        Parallel.range(n * heads, 2, (from, to) -> {
+            int[] idx = new int[window + Math.max(nc, 1)];
+            float[] scores = new float[idx.length];
+            for (int th = from; th < to; th++) {
+                int t = th / heads;
+                int h = th % heads;
+                int pos = p0 + t;
+                int m = 0;
+                for (int wp = Math.max(0, pos - window + 1); wp <= pos; wp++) {
+                    idx[m++] = wp - wlo;
+                }
+                if (selF != null) {
+                    for (int i = 0; i < selCountF[t]; i++) {
+                        idx[m++] = nw + selF[t * indexTopk + i];
+                    }
+                } else if (compressor != null) {
+                    int visible = (pos + 1) / compressor.ratio();
+                    for (int j = 0; j < visible; j++) {
+                        idx[m++] = nw + j;
+                    }
+                }
+                int qo = t * qw + h * headDim;
+                SparseAttention.attend(q, qo, rows, idx, m, headDim, scale, sink[h], scores, o, qo);
+                Rope.rotate(o, qo + headDim - ropeDim, cos, sin, t * half, half, true);
+            }
+        });
+        // grouped low-rank output projection
+        int gIn = qw / groups;
+        float[] gx = new float[n * gIn];
+        float[] gy = new float[n * oLora];
+        float[] oa = new float[n * groups * oLora];
+        for (int g = 0; g < groups; g++) {
+            for (int t = 0; t < n; t++) {
+                System.arraycopy(o, t * qw + g * gIn, gx, t * gIn, gIn);
+            }
+            woA[g].forward(gx, n, gy);
+            for (int t = 0; t < n; t++) {
+                System.arraycopy(gy, t * oLora, oa, t * groups * oLora + g * oLora, oLora);
+            }
+        }
+        woB.forward(oa, n, out);
+    }
+}

@@ -1,0 +1,130 @@
+package io.strata.backend.cpu.model;
+
+import io.strata.backend.cpu.kv.LayerCache;
+import io.strata.backend.cpu.ops.Bf16;
+import io.strata.backend.cpu.ops.Fp4;
+import io.strata.backend.cpu.ops.Hadamard;
+import io.strata.backend.cpu.ops.Linear;
+import io.strata.backend.cpu.ops.Parallel;
+import io.strata.backend.cpu.ops.Rope;
+import io.strata.backend.cpu.ops.VectorMath;
+import io.strata.backend.cpu.weights.TensorSource;
+
+/**
+ * The Lightning Indexer of CSA layers: scores every visible compressed entry with
+ * {@code Σ_h w_h · relu(q_h · k)} on Hadamard-rotated, FP4-simulated queries and keys, and keeps the top-k.
+ */
+final class Indexer {
+    private final int heads;
+    private final int headDim;
+    private final int topk;
+    private final Linear wqB;
+    private final Linear weightsProj;
+    private final Compressor compressor;
+    private final Rope rope;
+    private final float weightScale;
+    private float[] q = new float[0];
+    private float[] w = new float[0];
+    private float[] keys = new float[0];
+
+    Indexer(TensorSource src, String prefix, int heads, int headDim, int topk, int qLora, int dim, float eps, Rope rope) {
+        this.heads = heads;
+        this.headDim = headDim;
+        this.topk = topk;
+        this.wqB = Linears.bf16Out(src, prefix + ".wq_b", heads * headDim, qLora);
+        this.weightsProj = Linears.bf16Out(src, prefix + ".weights_proj", heads, dim);
+        this.compressor = new Compressor(src, prefix + ".compressor", 4, headDim, dim, true, eps, rope);
+        this.rope = rope;
+        this.weightScale = (float) (Math.pow(headDim, -0.5) * Math.pow(heads, -0.5));
+    }
+
+    long weightBytes() {
+        return wqB.weightBytes() + weightsProj.weightBytes() + compressor.weightBytes();
+    }
+
+    /**
+     * Selects compressed entries for each query of the chunk.
+     *
+     * @param x     attention inputs {@code n × dim}
+     * @param qr    normalised low-rank queries {@code n × qLora}
+     * @param cos   per-token RoPE angles {@code n × ropeDim/2}
+     * @param sel   receives per token up to {@code topk} entry indices, row stride {@code topk}
+     * @param count receives the number selected per token
+     */
+    void select(float[] x, float[] qr, int n, int p0, LayerCache cache, int writeEntriesFrom,
+                float[] cos, float[] sin, int[] sel, int[] count) {
+        compressor.run(x, n, p0, cache, writeEntriesFrom);
+        int qw = heads * headDim;
+        if (q.length < n * qw) {
+            q = new float[n * qw];
+        }
+        if (w.length < n * heads) {
+            w = new float[n * heads];
+        }
+        wqB.forward(qr, n, q);
+        weightsProj.forward(x, n, w);
+        int half = rope.dim() / 2;
+        float hs = (float) (1.0 / Math.sqrt(headDim));
+        for (int t = 0; t < n; t++) {
+            for (int h = 0; h < heads; h++) {
+                int off = t * qw + h * headDim;
+                Rope.rotate(q, off + headDim - rope.dim(), cos, sin, t * half, half, false);
+                Hadamard.transform(q, off, headDim, hs);
+            }
+            Fp4.actQuantInPlace(q, t * qw, qw, 32);
+            for (int h = 0; h < heads; h++) {
+                w[t * heads + h] = Bf16.round(w[t * heads + h] * weightScale);
+            }
+        }
+        int total = (p0 + n) / 4;
+        if (keys.length < total * headDim) {
+            keys = new float[total * headDim];
+        }
+        for (int j = 0; j < total; j++) {
+            cache.readIndexerKey(j, keys, j * headDim);
+        }
+        Parallel.range(n, 4, (from, to) -> {
+            float[] scores = new float[total];
+            for (int t = from; t < to; t++) {
+                int visible = (p0 + t + 1) / 4;
+                for (int j = 0; j < visible; j++) {
+                    float s = 0f;
+                    for (int h = 0; h < heads; h++) {
+                        float d = Bf16.round(VectorMath.dot(q, t * qw + h * headDim, keys, j * headDim, headDim));
+                        if (d > 0f) {
+                            s += Bf16.round(d * w[t * heads + h]);
+                        }
+                    }
+                    scores[j] = Bf16.round(s);
+                }
+                int k = Math.min(topk, visible);
+                topK(scores, visible, k, sel, t * topk);
+                count[t] = k;
+            }
+        });
+    }
+
+    /** The {@code k} highest scores, higher first, lower index first among equals. */
+    private static void topK(float[] scores, int n, int k, int[] out, int off) {
+        if (k == n) {
+            for (int j = 0; j < n; j++) {
+                out[off + j] = j;
+            }
+            return;
+        }
+        // partial selection: keep a sorted array of the best k (k is small relative to n in practice)
+        int filled = 0;
+        for (int j = 0; j < n; j++) {
+            float s = scores[j];
+            if (filled == k && !(s > scores[out[off + k - 1]])) {
+                continue;
+            }
+            int pos = filled < k ? filled++ : k - 1;
+            while (pos > 0 && s > scores[out[off + pos - 1]]) {
+                out[off + pos] = out[off + pos - 1];
+                pos--;
+            }
+            out[off + pos] = j;
+        }
+    }
+}

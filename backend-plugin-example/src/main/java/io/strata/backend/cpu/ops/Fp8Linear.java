@@ -1,0 +1,78 @@
+package io.strata.backend.cpu.ops;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * An FP8 e4m3 weight {@code [out, in]} with ue8m0 scales per 128×128 block. With {@code quantizeInput},
+ * the activation is first FP8-quantized per 128 channels (the reference's {@code act_quant} before
+ * {@code fp8_gemm}); the fp32 products of the dequantized operands equal the kernel's scaled partial
+ * sums up to summation order. Without it, this is {@code wo_a}: dequantized to bf16 by the converter
+ * and used in a bf16 einsum. Output is bf16.
+ */
+public final class Fp8Linear implements Linear {
+    private final MemorySegment w;
+    private final MemorySegment scale;
+    private final int in;
+    private final int out;
+    private final int scaleCols;
+    private final boolean quantizeInput;
+    private float[] xq = new float[0];
+
+    public Fp8Linear(MemorySegment w, MemorySegment scale, int out, int in, boolean quantizeInput) {
+        this.scaleCols = (in + 127) / 128;
+        if (w.byteSize() != (long) out * in || scale.byteSize() != (long) ((out + 127) / 128) * scaleCols) {
+            throw new IllegalArgumentException("FP8 weight/scale sizes do not match [" + out + ", " + in + "]");
+        }
+        this.w = w;
+        this.scale = scale;
+        this.in = in;
+        this.out = out;
+        this.quantizeInput = quantizeInput;
+    }
+
+    @Override
+    public int inFeatures() {
+        return in;
+    }
+
+    @Override
+    public int outFeatures() {
+        return out;
+    }
+
+    @Override
+    public long weightBytes() {
+        return w.byteSize() + scale.byteSize();
+    }
+
+    /** Row {@code n}, dequantized to fp32. */
+    public void row(int n, float[] dst, byte[] tmp) {
+        WeightDecode.fp8Row(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, dst, tmp);
+    }
+
+    @Override
+    public void forward(float[] x, int rows, float[] y) {
+        float[] a = x;
+        if (quantizeInput) {
+            if (xq.length < rows * in) {
+                xq = new float[rows * in];
+            }
+            System.arraycopy(x, 0, xq, 0, rows * in);
+            for (int r = 0; r < rows; r++) {
+                Fp8.actQuantInPlace(xq, r * in, in, 128);
+            }
+            a = xq;
+        }
+        float[] act = a;
+        Parallel.range(out, Math.max(1, 8192 / Math.max(1, in * rows)) * 4, (from, to) -> {
+            float[] wr = new float[in];
+            byte[] tmp = new byte[in];
+            for (int n = from; n < to; n++) {
+                row(n, wr, tmp);
+                for (int r = 0; r < rows; r++) {
+                    y[r * out + n] = Bf16.round(VectorMath.dot(act, r * in, wr, 0, in));
+                }
+            }
+        });
+    }
+}
