@@ -98,6 +98,17 @@ public final class ModelTokenizer implements AutoCloseable {
         return new WindowedDetokenizer(ids -> decode(ids, skipSpecialTokens));
     }
 
+    /**
+     * The bytes one id stands for — for byte-level BPE possibly part of a UTF-8 character (OpenAI's logprob
+     * {@code bytes}); empty for ids without a token. Other decoders: the UTF-8 of the id decoded alone.
+     */
+    public byte[] tokenBytes(int id) {
+        if (vocabulary.isByteLevel()) {
+            return vocabulary.bytes(id).clone();
+        }
+        return decode(new int[] {id}, false).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** One past the largest token id (added tokens included). The model's embedding may have more rows. */
     public int vocabSize() {
         return vocabulary.size();

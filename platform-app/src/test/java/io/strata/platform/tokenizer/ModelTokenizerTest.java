@@ -78,6 +78,15 @@ class ModelTokenizerTest {
     }
 
     @Test
+    void tokenBytesMayHoldPartOfACharacter() {
+        int[] deep = tokenizer.encode("深");
+        assertArrayEquals(new byte[] {(byte) 0xE6}, tokenizer.tokenBytes(deep[0]));
+        assertArrayEquals(" print".getBytes(java.nio.charset.StandardCharsets.UTF_8), tokenizer.tokenBytes(1021));
+        assertArrayEquals("<｜User｜>".getBytes(java.nio.charset.StandardCharsets.UTF_8), tokenizer.tokenBytes(2));
+        assertEquals(0, tokenizer.tokenBytes(5000).length);
+    }
+
+    @Test
     void longPromptIsNotTruncated() {
         String text = "def f(x):\n    return x * 2  # 深度求索 🚀\n".repeat(120);
         int[] ids = tokenizer.encode(text);
