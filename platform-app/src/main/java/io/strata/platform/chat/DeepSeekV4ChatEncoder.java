@@ -45,6 +45,9 @@ public final class DeepSeekV4ChatEncoder {
         }
         sortToolResultsByCallOrder(turns);
 
+        if (options.continueFinalMessage() && !(turns.getLast() instanceof AssistantTurn)) {
+            throw new ChatFormatException("continue_final_message needs the last message to be an assistant message");
+        }
         boolean thinking = options.mode() == ThinkingMode.THINKING;
         boolean dropThinking = options.dropThinking() && toolsText == null;
         int lastUser = lastUserIndex(turns);
@@ -76,7 +79,9 @@ public final class DeepSeekV4ChatEncoder {
                         out.append(V4Markup.TOOL_CALLS_SEPARATOR);
                         renderToolCalls(a, out);
                     }
-                    out.append(V4Markup.EOS);
+                    if (!(options.continueFinalMessage() && i == turns.size() - 1)) {
+                        out.append(V4Markup.EOS);
+                    }
                 }
             }
             boolean nextIsAssistant = i + 1 < turns.size() && turns.get(i + 1) instanceof AssistantTurn;

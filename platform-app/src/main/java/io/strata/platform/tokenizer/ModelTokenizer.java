@@ -68,7 +68,19 @@ public final class ModelTokenizer implements AutoCloseable {
 
     /** Token ids of {@code text}; adds no BOS/EOS, but special-token strings in the text map to their ids. */
     public int[] encode(String text) {
-        Encoding encoding = native_.encode(text, false, false);
+        return encode(text, false);
+    }
+
+    /**
+     * Token ids of {@code text}; with {@code addSpecialTokens} the tokenizer's own post-processor may add
+     * tokens (Hugging Face's {@code add_special_tokens}). DeepSeek-V4's post-processor adds none — its
+     * BOS is written by the chat encoder — so both forms give the same ids for V4.
+     */
+    public int[] encode(String text, boolean addSpecialTokens) {
+        if (text == null) {
+            throw new IllegalArgumentException("text to encode is null");
+        }
+        Encoding encoding = native_.encode(text, addSpecialTokens, false);
         long[] ids = encoding.getIds();
         int[] out = new int[ids.length];
         for (int i = 0; i < ids.length; i++) {

@@ -82,6 +82,18 @@ class DeepSeekV4ChatEncoderTest {
     }
 
     @Test
+    void continuesAPartialFinalAssistantMessageWithoutEos() {
+        List<ChatMessage> messages = List.of(ChatMessage.user("Count to three"), ChatMessage.assistant("One, two,"));
+        assertEquals(BOS + USER + "Count to three" + ASSISTANT + "</think>One, two,",
+                encoder.encode(messages, null, ChatEncodingOptions.chat().withContinueFinalMessage(true)));
+        assertEquals(BOS + USER + "Count to three" + ASSISTANT + "</think>One, two," + EOS,
+                encoder.encode(messages, null, ChatEncodingOptions.chat()));
+        ChatFormatException e = assertThrows(ChatFormatException.class, () -> encoder.encode(messages.subList(0, 1), null,
+                ChatEncodingOptions.chat().withContinueFinalMessage(true)));
+        assertTrue(e.getMessage().contains("continue_final_message"), e.getMessage());
+    }
+
+    @Test
     void reasoningEffortMaxPrependsTheParagraphInThinkingModeOnly() {
         List<ChatMessage> messages = List.of(ChatMessage.system(SYSTEM), ChatMessage.user("Hi"));
         assertEquals(BOS + V4Golden.EFFORT_MAX + SYSTEM + USER + "Hi" + ASSISTANT + "<think>",

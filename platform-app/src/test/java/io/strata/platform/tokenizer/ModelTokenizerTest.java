@@ -87,6 +87,33 @@ class ModelTokenizerTest {
     }
 
     @Test
+    void postProcessorAddsNoSpecialTokens() {
+        assertArrayEquals(tokenizer.encode("def main():"), tokenizer.encode("def main():", true));
+    }
+
+    @Test
+    void concurrentEncodingGivesTheSameIds() throws Exception {
+        String[] texts = new String[64];
+        int[][] expected = new int[texts.length][];
+        for (int i = 0; i < texts.length; i++) {
+            texts[i] = "request " + i + ": 深度求索 " + "x = y + 1\n".repeat(i);
+            expected[i] = tokenizer.encode(texts[i]);
+        }
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(8)) {
+            var futures = new java.util.ArrayList<java.util.concurrent.Future<Boolean>>();
+            for (int round = 0; round < 20; round++) {
+                for (int i = 0; i < texts.length; i++) {
+                    int k = i;
+                    futures.add(pool.submit(() -> Arrays.equals(expected[k], tokenizer.encode(texts[k]))));
+                }
+            }
+            for (var f : futures) {
+                assertTrue(f.get());
+            }
+        }
+    }
+
+    @Test
     void longPromptIsNotTruncated() {
         String text = "def f(x):\n    return x * 2  # 深度求索 🚀\n".repeat(120);
         int[] ids = tokenizer.encode(text);
