@@ -1,0 +1,122 @@
+// Number formats and rounding exactly as the CPU backend (io.strata.backend.cpu.ops) and the
+// DeepSeek reference define them. Every multiply/add that the reference rounds separately is written
+// with __fmul_rn/__fadd_rn so nvcc cannot contract it into an FMA (which would round once, not twice).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <stdint.h>
+
+namespace strata {
+
+constexpr float kE4m3Max = 448.f;
+constexpr float kE2m1Max = 6.f;
+
+__device__ __forceinline__ float bf16_round(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+
+__device__ __forceinline__ float bf16_bits_to_float(uint16_t b) { return __uint_as_float(((uint32_t) b) << 16); }
+
+__device__ __forceinline__ uint16_t float_to_bf16_bits(float x) {
+    __nv_bfloat16 h = __float2bfloat16_rn(x);
+    return *reinterpret_cast<uint16_t *>(&h);
+}
+
+// 2^ceil(log2(r)) for a positive normal r: the ue8m0 scale the reference uses.
+__device__ __forceinline__ float pow2_ceil(float r) {
+    uint32_t bits = __float_as_uint(r);
+    uint32_t e = (bits >> 23) & 0xff;
+    if (bits & 0x7fffff) e++;
+    return __uint_as_float(e << 23);
+}
+
+// FP8 block scale: amax clamped to 1e-4, s = 2^ceil(log2(amax / 448)).
+__device__ __forceinline__ float fp8_block_scale(float amax) {
+    return pow2_ceil(__fdiv_rn(fmaxf(amax, 1e-4f), kE4m3Max));
+}
+
+// FP4 block scale: amax clamped to 6 * 2^-126, s = 2^ceil(log2(amax / 6)).
+__device__ __forceinline__ float fp4_block_scale(float amax) {
+    return pow2_ceil(__fdiv_rn(fmaxf(amax, 6.f * 1.17549435e-38f), kE2m1Max));
+}
+
+__device__ __forceinline__ uint8_t e8m0_byte(float pow2) { return (uint8_t) ((__float_as_uint(pow2) >> 23) & 0xff); }
+
+// e4m3fn byte of clamp(x / s, +-448), round to nearest even (hardware cvt, saturating).
+__device__ __forceinline__ uint8_t fp8_encode(float x, float s) {
+    float q = fminf(fmaxf(__fdiv_rn(x, s), -kE4m3Max), kE4m3Max);
+    return (uint8_t) __nv_cvt_float_to_fp8(q, __NV_SATFINITE, __NV_E4M3);
+}
+
+// e2m1 code of clamp(x / s, +-6): nearest value, ties to the even code (0.25->0, 0.75->1, 2.5->2, 5->4).
+__device__ __forceinline__ uint8_t fp4_encode(float x, float s) {
+    float q = fminf(fmaxf(__fdiv_rn(x, s), -kE2m1Max), kE2m1Max);
+    float a = fabsf(q);
+    uint8_t code;
+    if (a < 2.f) {
+        code = (uint8_t) rintf(a * 2.f);          // 0, .5, 1, 1.5 -> codes 0..3 (2.0 -> 4)
+    } else if (a < 4.f) {
+        code = (uint8_t) (rintf(a) + 2.f);        // 2 -> 4, 3 -> 5, 4 -> 6
+    } else {
+        float r = rintf(a * 0.5f) * 2.f;          // 4 -> 6, 6 -> 7
+        code = r >= 6.f ? 7 : 6;
+    }
+    return (uint8_t) (code | (signbit(q) ? 8 : 0));
+}
+
+// One rotation angle's cos/sin as the reference's fp32 table holds them: angle = fp32(pos) * freq in
+// fp32, then cos/sin correctly rounded to fp32 (computed in double, like Java's Math.cos).
+__device__ __forceinline__ void rope_angle(int pos, float freq, float &c, float &s) {
+    float angle = __fmul_rn((float) pos, freq);
+    double sd, cd;
+    sincos((double) angle, &sd, &cd);
+    c = (float) cd;
+    s = (float) sd;
+}
+
+// (re, im) <- bf16(re*c - im*s), bf16(re*s + im*c); inverse uses -s.
+__device__ __forceinline__ void rope_rotate(float &re, float &im, float c, float s) {
+    float r0 = __fsub_rn(__fmul_rn(re, c), __fmul_rn(im, s));
+    float r1 = __fadd_rn(__fmul_rn(re, s), __fmul_rn(im, c));
+    re = bf16_round(r0);
+    im = bf16_round(r1);
+}
+
+template <int kWidth>
+__device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+    for (int m = kWidth / 2; m > 0; m >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, m));
+    return v;
+}
+
+template <int kWidth>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+    for (int m = kWidth / 2; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+    return v;
+}
+
+// Where one cache entry lives: page base + entry * data_stride for the values, page base + scale_base +
+// entry * scale_stride for the ue8m0 bytes. Covers both the split FlashMLA page (data 576-strided,
+// scales after all entries) and a packed 584-byte entry (data_stride 584, scale_base 576, scale_stride 584).
+struct EntryLayout {
+    uint8_t *pool;
+    int64_t page_bytes;
+    int entries_per_page;
+    int data_stride;
+    int scale_base;
+    int scale_stride;
+
+    __device__ __forceinline__ uint8_t *page(int64_t slot) const {
+        return pool + (slot / entries_per_page) * page_bytes;
+    }
+    __device__ __forceinline__ uint8_t *data(int64_t slot) const {
+        return page(slot) + (int64_t) (slot % entries_per_page) * data_stride;
+    }
+    __device__ __forceinline__ uint8_t *scales(int64_t slot) const {
+        return page(slot) + scale_base + (int64_t) (slot % entries_per_page) * scale_stride;
+    }
+};
+
+}  // namespace strata
+
+#define STRATA_LAUNCH_CHECK() \
+    do { cudaError_t _e = cudaGetLastError(); if (_e != cudaSuccess) return (int) _e; } while (0)

@@ -1,0 +1,64 @@
+package io.strata.backend.cuda;
+
+import io.strata.spi.ProbeResult;
+import org.junit.jupiter.api.Assumptions;
+
+import java.util.Random;
+
+/** Shared helpers for the GPU parity tests: skip (and say why) only where no GPU is usable. */
+final class GpuTest {
+    private GpuTest() {
+    }
+
+    static void assumeGpu() {
+        ProbeResult r = new CudaBackendProvider().probe();
+        if (!r.available()) {
+            String why = "GPU parity test skipped, no usable GPU here: " + r.reason();
+            System.out.println(why);
+            Assumptions.assumeTrue(false, why);
+        }
+    }
+
+    /** A bf16-representable value with a spread of magnitudes (so blocks get different scales). */
+    static float bf16Random(Random rnd, float scale) {
+        return io.strata.backend.cpu.ops.Bf16.round((float) rnd.nextGaussian() * scale);
+    }
+
+    static short bits(float bf16) {
+        return (short) io.strata.backend.cpu.ops.Bf16.roundBits(bf16);
+    }
+
+    static float value(short bits) {
+        return io.strata.backend.cpu.ops.Bf16.toFloat(bits);
+    }
+
+    /** ||a - b|| / ||b|| over paired values. */
+    static double relativeError(float[] a, float[] b) {
+        double num = 0, den = 0;
+        for (int i = 0; i < a.length; i++) {
+            double d = (double) a[i] - b[i];
+            num += d * d;
+            den += (double) b[i] * b[i];
+        }
+        return den == 0 ? Math.sqrt(num) : Math.sqrt(num / den);
+    }
+
+    static float[] ropeFreqs(io.strata.backend.cpu.ops.Rope rope) {
+        float[] f = new float[rope.dim() / 2];
+        for (int i = 0; i < f.length; i++) {
+            f[i] = rope.frequency(i);
+        }
+        return f;
+    }
+
+    /** The V4 compressed-layer RoPE: theta 160000 with YaRN factor 16 over 65536. */
+    static io.strata.backend.cpu.ops.Rope compressedRope() {
+        return new io.strata.backend.cpu.ops.Rope(64, 160000, 65536, 16, 32, 1);
+    }
+
+    /** e4m3 byte the reference produces for x with power-of-two scale s. */
+    static int fp8Code(float x, float s) {
+        float q = Math.max(-448f, Math.min(448f, x / s));
+        return io.strata.backend.cpu.ops.Fp8.encodeE4m3(io.strata.backend.cpu.ops.Fp8.roundE4m3(q));
+    }
+}
