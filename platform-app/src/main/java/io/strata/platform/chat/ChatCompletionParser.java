@@ -91,6 +91,9 @@ public final class ChatCompletionParser {
         if (finished) {
             throw new IllegalStateException("parser already finished");
         }
+        if (text == null) {
+            throw new IllegalArgumentException("text delta is null");
+        }
         pending.append(text);
         advance(false);
         return takeDelta();
@@ -276,7 +279,7 @@ public final class ChatCompletionParser {
      * it (or the alternative closing tag) is still incomplete. Anything else is a syntax error.
      */
     private Matcher completeTag(String open, Pattern pattern, boolean end, String expected, String alternative) {
-        if (pending.isEmpty() || isPrefixOfPending(alternative) || (isPrefixOfPending(open) && pending.length() < open.length())) {
+        if (pending.isEmpty() || isPrefixOfPending(alternative) || isPrefixOfPending(open)) {
             return null;
         }
         if (!startsWith(open)) {

@@ -97,6 +97,9 @@ public final class ModelTokenizer implements AutoCloseable {
     public String decode(int[] ids, boolean skipSpecialTokens) {
         long[] longs = new long[ids.length];
         for (int i = 0; i < ids.length; i++) {
+            if (ids[i] < 0) {
+                throw new IllegalArgumentException("token id " + ids[i] + " at position " + i + " is negative");
+            }
             longs[i] = ids[i];
         }
         return native_.decode(longs, skipSpecialTokens);

@@ -3,6 +3,7 @@ package io.strata.platform.tokenizer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Random;
@@ -114,6 +115,8 @@ class StreamingDetokenizerTest {
         // the model's embedding has padding rows past the tokenizer's last id
         int[] ids = {tokenizer.requireTokenId("a"), 5000, tokenizer.requireTokenId("b")};
         assertEquals("ab", stream(tokenizer.newDetokenizer(false), ids));
+        assertEquals("ab", tokenizer.decode(ids, false));
+        assertThrows(IllegalArgumentException.class, () -> tokenizer.decode(new int[] {3, -1}, false));
     }
 
     private static String stream(StreamingDetokenizer d, int[] ids) {
