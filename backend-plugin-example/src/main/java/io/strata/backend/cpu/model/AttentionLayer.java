@@ -92,9 +92,11 @@ public final class AttentionLayer {
      *
      * @param x   {@code n × dim} bf16 (after attn_norm)
      * @param out receives {@code n × dim} bf16
-     * @param writeEntriesFrom compressed entries below this index are already cached and left untouched
      */
-    public void forward(float[] x, int n, int p0, LayerCache cache, int writeEntriesFrom, float[] out) {
+    public void forward(float[] x, ChunkSpan span, LayerCache cache, float[] out) {
+        int n = span.length();
+        int p0 = span.start();
+        int floor = span.windowFloor();
         int half = ropeDim / 2;
         float[] cos = new float[n * half];
         float[] sin = new float[n * half];
@@ -135,15 +137,15 @@ public final class AttentionLayer {
         int[] sel = null;
         int[] selCount = null;
         if (compressor != null) {
-            compressor.run(x, n, p0, cache, writeEntriesFrom);
+            compressor.run(x, span, cache);
             if (indexer != null) {
                 sel = new int[n * indexTopk];
                 selCount = new int[n];
-                indexer.select(x, qr, n, p0, cache, writeEntriesFrom, cos, sin, sel, selCount);
+                indexer.select(x, qr, span, cache, cos, sin, sel, selCount);
             }
         }
         // gather the rows this chunk can see: window positions, then compressed entries
-        int wlo = Math.max(0, p0 - window + 1);
+        int wlo = Math.max(floor, p0 - window + 1);
         int nw = p1 - wlo;
         int nc = compressor != null ? p1 / compressor.ratio() : 0;
         float[] rows = new float[(nw + nc) * headDim];
@@ -166,7 +168,7 @@ public final class AttentionLayer {
                 int h = th % heads;
                 int pos = p0 + t;
                 int m = 0;
-                for (int wp = Math.max(0, pos - window + 1); wp <= pos; wp++) {
+                for (int wp = Math.max(wlo, pos - window + 1); wp <= pos; wp++) {
                     idx[m++] = wp - wlo;
                 }
                 if (selF != null) {

@@ -63,14 +63,15 @@ public final class Block {
      * @param next   receives the block's output streams (must not alias {@code h})
      * @param tokens token ids (hash routing)
      */
-    public void forward(float[] h, int n, int p0, int[] tokens, LayerCache cache, int writeEntriesFrom, float[] next) {
+    public void forward(float[] h, ChunkSpan span, int[] tokens, LayerCache cache, float[] next) {
+        int n = span.length();
         int w = hc * dim;
         float[] mid = new float[n * w];
         float[] x = new float[n * dim];
         float[] y = new float[n * dim];
         HyperConnection.Mix[] mixes = new HyperConnection.Mix[n];
         mixIn(h, n, hcAttn, attnNorm, x, mixes);
-        attention.forward(x, n, p0, cache, writeEntriesFrom, y);
+        attention.forward(x, span, cache, y);
         for (int t = 0; t < n; t++) {
             HyperConnection.post(y, t * dim, h, t * w, mixes[t], hc, dim, mid, t * w);
         }

@@ -59,10 +59,11 @@ final class Compressor {
      * Projects the chunk's tokens, emits every entry whose last token lies in {@code [p0, p0+n)}, and
      * keeps the state the next chunk will need.
      *
-     * @param x  {@code n × dim} bf16 attention inputs of positions {@code p0 ..}
-     * @param writeEntriesFrom entries below this index are already cached (prefix hit) and are not rewritten
+     * @param x  {@code n × dim} bf16 attention inputs of the chunk's positions
      */
-    void run(float[] x, int n, int p0, LayerCache cache, int writeEntriesFrom) {
+    void run(float[] x, ChunkSpan span, LayerCache cache) {
+        int n = span.length();
+        int p0 = span.start();
         if (kv.length < n * width) {
             kv = new float[n * width];
             score = new float[n * width];
@@ -83,11 +84,11 @@ final class Compressor {
         float[] entry = new float[headDim];
         float[] cos = new float[ropeDim / 2];
         float[] sin = new float[ropeDim / 2];
-        for (int b = Math.max(p0 / ratio, writeEntriesFrom); b < p1 / ratio; b++) {
+        for (int b = Math.max(p0 / ratio, span.firstWritableEntry(ratio)); b < p1 / ratio; b++) {
             int count = 0;
             if (coff == 2 && b > 0) {
                 for (int q = ratio * (b - 1); q < ratio * b; q++) {
-                    fetch(q, p0, cache, rowKv, rowSc);
+                    fetch(q, span, cache, rowKv, rowSc);
                     System.arraycopy(rowKv, 0, candKv, count * headDim, headDim);
                     System.arraycopy(rowSc, 0, candSc, count * headDim, headDim);
                     count++;
@@ -95,7 +96,7 @@ final class Compressor {
             }
             int half = coff == 2 ? headDim : 0;
             for (int q = ratio * b; q < ratio * b + ratio; q++) {
-                fetch(q, p0, cache, rowKv, rowSc);
+                fetch(q, span, cache, rowKv, rowSc);
                 System.arraycopy(rowKv, half, candKv, count * headDim, headDim);
                 System.arraycopy(rowSc, half, candSc, count * headDim, headDim);
                 count++;
@@ -114,7 +115,12 @@ final class Compressor {
         }
     }
 
-    private void fetch(int q, int p0, LayerCache cache, float[] rowKv, float[] rowSc) {
+    private void fetch(int q, ChunkSpan span, LayerCache cache, float[] rowKv, float[] rowSc) {
+        int p0 = span.start();
+        if (q < span.windowFloor()) {
+            throw new IllegalArgumentException("compressor state of position " + q + " is below the window floor "
+                + span.windowFloor() + ": a recompute must start where no open entry needs earlier state");
+        }
         if (q >= p0) {
             System.arraycopy(kv, (q - p0) * width, rowKv, 0, width);
             System.arraycopy(score, (q - p0) * width, rowSc, 0, width);

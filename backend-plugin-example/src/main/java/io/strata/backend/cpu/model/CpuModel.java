@@ -1,7 +1,6 @@
 package io.strata.backend.cpu.model;
 
 import io.strata.backend.cpu.kv.LayerCache;
-import io.strata.backend.cpu.ops.Bf16;
 import io.strata.backend.cpu.ops.DenseLinear;
 import io.strata.backend.cpu.ops.HyperConnection;
 import io.strata.backend.cpu.ops.RmsNorm;
@@ -80,6 +79,15 @@ public final class CpuModel {
         return b;
     }
 
+    /** Bytes of all trunk weights (embedding and head included). */
+    public long weightBytes() {
+        long b = head.weightBytes() + embed.byteSize();
+        for (Block blk : blocks) {
+            b += blk.weightBytes();
+        }
+        return b;
+    }
+
     /** The bf16 embedding, replicated into {@code hc} streams. */
     public void embed(int[] tokens, int n, float[] h) {
         for (int t = 0; t < n; t++) {
@@ -99,18 +107,19 @@ public final class CpuModel {
     /**
      * Runs tokens at positions {@code p0 .. p0+n-1} of one sequence.
      *
-     * @param caches        the sequence's per-layer caches
-     * @param writeEntriesFrom compressed entries below this index are shared prefix-cache pages: not rewritten
-     * @param logitRows     which of the n rows need logits (ascending), may be empty
-     * @param logits        receives {@code logitRows.length × vocab}
+     * @param tokens    the chunk's token ids ({@code span.length()} of them)
+     * @param caches    the sequence's per-layer caches
+     * @param logitRows which rows of the chunk need logits (ascending), may be empty
+     * @param logits    receives {@code logitRows.length × vocab}
      */
-    public void forward(int[] tokens, int n, int p0, IntFunction<LayerCache> caches, int writeEntriesFrom,
-                        int[] logitRows, float[] logits, LayerObserver observer) {
+    public void forward(int[] tokens, ChunkSpan span, IntFunction<LayerCache> caches, int[] logitRows, float[] logits,
+                        LayerObserver observer) {
+        int n = span.length();
         float[] h = new float[n * hc * dim];
         float[] next = new float[n * hc * dim];
         embed(tokens, n, h);
         for (int l = 0; l < blocks.size(); l++) {
-            blocks.get(l).forward(h, n, p0, tokens, caches.apply(l), writeEntriesFrom, next);
+            blocks.get(l).forward(h, span, tokens, caches.apply(l), next);
             float[] tmp = h;
             h = next;
             next = tmp;
@@ -137,9 +146,5 @@ public final class CpuModel {
         if (rows.length > 0) {
             head.forward(x, rows.length, logits);
         }
-    }
-
-    static float bf16(float v) {
-        return Bf16.round(v);
     }
 }

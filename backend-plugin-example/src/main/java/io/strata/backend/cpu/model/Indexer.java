@@ -51,9 +51,11 @@ final class Indexer {
      * @param sel   receives per token up to {@code topk} entry indices, row stride {@code topk}
      * @param count receives the number selected per token
      */
-    void select(float[] x, float[] qr, int n, int p0, LayerCache cache, int writeEntriesFrom,
-                float[] cos, float[] sin, int[] sel, int[] count) {
-        compressor.run(x, n, p0, cache, writeEntriesFrom);
+    void select(float[] x, float[] qr, ChunkSpan span, LayerCache cache, float[] cos, float[] sin, int[] sel,
+                int[] count) {
+        int n = span.length();
+        int p0 = span.start();
+        compressor.run(x, span, cache);
         int qw = heads * headDim;
         if (q.length < n * qw) {
             q = new float[n * qw];

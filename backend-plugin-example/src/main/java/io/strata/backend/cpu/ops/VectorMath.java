@@ -1,7 +1,6 @@
 package io.strata.backend.cpu.ops;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /** Small fp32 kernels on the JDK Vector API; tails fall back to scalar loops. */
@@ -19,9 +18,22 @@ public final class VectorMath {
         for (; i < upper; i += F.length()) {
             acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = sumLanes(acc);
         for (; i < n; i++) {
             s += a[aOff + i] * b[bOff + i];
+        }
+        return s;
+    }
+
+    /**
+     * Adds the lanes in a fixed order. {@code reduceLanes(ADD)} may associate differently once the JIT
+     * intrinsifies it, which would make the same forward pass give different bf16 roundings from one call
+     * to the next.
+     */
+    static float sumLanes(FloatVector v) {
+        float s = 0f;
+        for (int l = 0; l < v.length(); l++) {
+            s += v.lane(l);
         }
         return s;
     }

@@ -30,11 +30,11 @@ class StableParityTest {
         int rows = tokens.length - prompt + 1;
         float[] logits = new float[rows * vocab];
         float[] row = new float[vocab];
-        model.forward(tokens, prompt, 0, caches::get, 0, new int[]{prompt - 1}, row, null);
+        model.forward(tokens, ChunkSpan.of(0, prompt), caches::get, new int[]{prompt - 1}, row, null);
         System.arraycopy(row, 0, logits, 0, vocab);
         for (int j = 1; j < rows; j++) {
             int pos = prompt - 1 + j;
-            model.forward(new int[]{tokens[pos]}, 1, pos, caches::get, 0, new int[]{0}, row, null);
+            model.forward(new int[]{tokens[pos]}, ChunkSpan.of(pos, 1), caches::get, new int[]{0}, row, null);
             System.arraycopy(row, 0, logits, j * vocab, vocab);
         }
         return logits;

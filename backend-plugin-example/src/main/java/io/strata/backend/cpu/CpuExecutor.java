@@ -1,0 +1,111 @@
+package io.strata.backend.cpu;
+
+import io.strata.backend.cpu.kv.KvPoolSet;
+import io.strata.backend.cpu.kv.LayerCache;
+import io.strata.backend.cpu.kv.PagedLayerCache;
+import io.strata.backend.cpu.model.ChunkSpan;
+import io.strata.backend.cpu.model.CpuModel;
+import io.strata.backend.cpu.weights.CheckpointTensors;
+import io.strata.kv.KvLayout;
+import io.strata.kv.PageBucket;
+import io.strata.model.checkpoint.Checkpoint;
+import io.strata.model.config.ModelConfig;
+import io.strata.spi.exec.BackendCapabilities;
+import io.strata.spi.exec.KvPools;
+import io.strata.spi.exec.ModelExecutor;
+import io.strata.spi.exec.SequenceChunk;
+import io.strata.spi.exec.StepBatch;
+import io.strata.spi.exec.StepResult;
+
+import java.util.Map;
+
+/**
+ * The CPU {@link ModelExecutor}: weights stay memory-mapped from the checkpoint; KV lives in host-memory
+ * pools in the layout's exact formats. A step runs its chunks one after another, each chunk using all
+ * cores inside its matmuls and attention heads.
+ */
+public final class CpuExecutor implements ModelExecutor {
+    private final CpuModel model;
+    private final BackendCapabilities base;
+    private KvPoolSet pools;
+
+    CpuExecutor(ModelConfig config, Checkpoint checkpoint, BackendCapabilities base) {
+        this.model = new CpuModel(config, new CheckpointTensors(checkpoint.tensors()));
+        this.base = base;
+    }
+
+    public CpuModel model() {
+        return model;
+    }
+
+    @Override
+    public ModelConfig config() {
+        return model.config();
+    }
+
+    @Override
+    public BackendCapabilities capabilities() {
+        long used = pools == null ? 0 : pools.bytes().values().stream().mapToLong(Long::longValue).sum();
+        return new BackendCapabilities(Math.max(0, base.kvMemoryBytes() - used), base.mainKvDtypes(),
+            base.indexerKvDtypes(), false, base.maxBatchTokens(), base.maxBatchRequests());
+    }
+
+    @Override
+    public long weightBytes() {
+        return model.weightBytes();
+    }
+
+    @Override
+    public synchronized KvPools allocateKv(KvLayout layout, Map<PageBucket, Integer> pages) {
+        if (!base.mainKvDtypes().contains(layout.precision().main())
+            || !base.indexerKvDtypes().contains(layout.precision().indexer())) {
+            throw new IllegalArgumentException("KV precision " + layout.precision() + " is not supported by the CPU backend");
+        }
+        if (!layout.shape().ratios().equals(model.config().compressRatios())
+            || layout.shape().headDim() != model.config().attention().headDim()) {
+            throw new IllegalArgumentException("KV layout " + layout.shape().modelId() + " does not match the loaded model");
+        }
+        if (pools != null) {
+            pools.close();
+        }
+        pools = new KvPoolSet(layout, pages);
+        return new KvPools(layout, pools.pages(), pools.bytes());
+    }
+
+    @Override
+    public synchronized StepResult execute(StepBatch batch) {
+        if (pools == null) {
+            throw new IllegalStateException("allocateKv must be called before execute");
+        }
+        long t0 = System.nanoTime();
+        int vocab = model.config().vocabSize();
+        float[] logits = new float[batch.logitRows() * vocab];
+        int[] rowStart = new int[batch.chunks().size() + 1];
+        int rows = 0;
+        for (int i = 0; i < batch.chunks().size(); i++) {
+            SequenceChunk c = batch.chunks().get(i);
+            rowStart[i] = rows;
+            LayerCache[] caches = new LayerCache[model.blocks().size()];
+            for (int l = 0; l < caches.length; l++) {
+                caches[l] = new PagedLayerCache(pools, l, model.config().compressRatios().get(l), c.blockTables(),
+                    c.requestId());
+            }
+            float[] out = new float[c.logitRows().length * vocab];
+            ChunkSpan span = new ChunkSpan(c.startPosition(), c.tokens().length, c.sharedPrefixPositions(),
+                c.windowFloor());
+            model.forward(c.tokens(), span, l -> caches[l], c.logitRows(), out, null);
+            System.arraycopy(out, 0, logits, rows * vocab, out.length);
+            rows += c.logitRows().length;
+        }
+        rowStart[batch.chunks().size()] = rows;
+        return new StepResult(logits, vocab, rowStart, System.nanoTime() - t0);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (pools != null) {
+            pools.close();
+            pools = null;
+        }
+    }
+}

@@ -1,0 +1,239 @@
+package io.strata.backend.cpu;
+
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
+import io.strata.kv.KvLayout;
+import io.strata.kv.KvModelShape;
+import io.strata.kv.KvPrecision;
+import io.strata.kv.PageBucket;
+import io.strata.model.checkpoint.Checkpoint;
+import io.strata.model.checkpoint.SafetensorsFile;
+import io.strata.model.config.ModelConfig;
+import io.strata.spi.exec.LoadOptions;
+import io.strata.spi.exec.ModelExecutor;
+import io.strata.spi.exec.SequenceChunk;
+import io.strata.spi.exec.StepBatch;
+import io.strata.spi.exec.StepResult;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The execution SPI on dsv4-tiny-stable with paged KV in the default FP8 + FP4 formats: chunked prefill,
+ * batches mixing two requests, and resuming from a prefix-cache hit all meet the parity criteria.
+ */
+class PagedParityTest {
+    static Checkpoint checkpoint;
+    static SafetensorsFile expected;
+    static ModelConfig config;
+    static ModelExecutor exec;
+    static KvLayout layout;
+    static final int[] PROMPT = {300, 3};
+
+    @BeforeAll
+    static void load() throws Exception {
+        Path dir = Path.of(System.getProperty("strata.models.dir"), "dsv4-tiny-stable");
+        config = ModelConfig.parse(dir.resolve("config.json"));
+        checkpoint = Checkpoint.open(dir);
+        expected = SafetensorsFile.open(dir.resolve("expected.safetensors"));
+        exec = new CpuBackendProvider().load(config, checkpoint, new LoadOptions("tiny", 1024, 8, 0));
+        layout = KvLayout.of(KvModelShape.of("tiny", config), KvPrecision.DEFAULT);
+        exec.allocateKv(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
+    }
+
+    @AfterAll
+    static void close() {
+        exec.close();
+        expected.close();
+        checkpoint.close();
+    }
+
+    static int[] tokens(int seq) {
+        return expected.tensor("seq" + seq + ".tokens").toIntArray();
+    }
+
+    static float[] reference(int seq) {
+        return expected.tensor("seq" + seq + ".logits").toFloatArray();
+    }
+
+    /** A request being driven through steps: its tokens, tables, progress and collected logits. */
+    static final class Driver {
+        final long id;
+        final int[] tokens;
+        final int prompt;
+        final int[][] tables;
+        final int chunk;
+        int done;
+        int sharedPrefix;
+        int windowFloor;
+        final List<float[]> logits = new ArrayList<>();
+
+        Driver(long id, int seq, int chunk, int[][] tables) {
+            this.id = id;
+            this.tokens = tokens(seq);
+            this.prompt = PROMPT[seq];
+            this.tables = tables;
+            this.chunk = chunk;
+        }
+
+        boolean finished() {
+            return done >= tokens.length;
+        }
+
+        /** Next chunk: prompt pieces of {@code chunk} tokens, then one token at a time (teacher forcing). */
+        SequenceChunk next() {
+            int len = done < prompt ? Math.min(chunk, prompt - done) : 1;
+            int[] t = Arrays.copyOfRange(tokens, done, done + len);
+            boolean wantLogits = done + len >= prompt;
+            int floor = Math.min(windowFloor, done);
+            return new SequenceChunk(id, t, done, tables, sharedPrefix, floor, wantLogits ? new int[]{len - 1} : new int[0]);
+        }
+
+        void advance(SequenceChunk c, StepResult r, int index) {
+            done += c.tokens().length;
+            if (c.logitRows().length > 0 && done <= tokens.length - 1 + 1) {
+                logits.add(r.row(index, 0));
+            }
+        }
+
+        float[] collected() {
+            int vocab = config.vocabSize();
+            int rows = tokens.length - prompt + 1;
+            float[] out = new float[rows * vocab];
+            for (int j = 0; j < rows; j++) {
+                System.arraycopy(logits.get(j), 0, out, j * vocab, vocab);
+            }
+            return out;
+        }
+    }
+
+    static void run(List<Driver> drivers) {
+        while (drivers.stream().anyMatch(d -> !d.finished())) {
+            List<Driver> active = drivers.stream().filter(d -> !d.finished()).toList();
+            List<SequenceChunk> chunks = active.stream().map(Driver::next).toList();
+            StepResult r = exec.execute(new StepBatch(chunks));
+            for (int i = 0; i < active.size(); i++) {
+                active.get(i).advance(chunks.get(i), r, i);
+            }
+        }
+    }
+
+    static Stats check(Driver d, int seq, String what) {
+        Stats s = Stats.of(d.collected(), reference(seq), d.tokens.length - d.prompt + 1, config.vocabSize());
+        System.out.println("paged " + what + " seq" + seq + ": " + s);
+        return s;
+    }
+
+    TestPages pages() {
+        return new TestPages(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
+    }
+
+    @Test
+    void chunkedPrefillOf64And100TokensMeetsTheCriteria() {
+        for (int chunk : new int[]{64, 100}) {
+            TestPages p = pages();
+            for (int seq = 0; seq < 2; seq++) {
+                Driver d = new Driver(seq, seq, chunk, p.tables(tokens(seq).length));
+                run(List.of(d));
+                Stats s = check(d, seq, "chunk " + chunk);
+                assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void twoRequestsBatchedInTheSameStepsMeetTheCriteria() {
+        TestPages p = pages();
+        Driver a = new Driver(1, 0, 128, p.tables(tokens(0).length));
+        Driver b = new Driver(2, 1, 128, p.tables(tokens(1).length));
+        run(List.of(a, b));
+        for (Stats s : List.of(check(a, 0, "batched"), check(b, 1, "batched"))) {
+            assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
+        }
+    }
+
+    @Test
+    void resumingFromAPrefixHitAt256MeetsTheCriteria() {
+        TestPages p = pages();
+        int[] tokens = tokens(0);
+        Driver first = new Driver(10, 0, 300, p.tables(tokens.length));
+        first.logits.clear();
+        // run the first request through its prompt only
+        SequenceChunk c = first.next();
+        exec.execute(new StepBatch(List.of(c)));
+        int hit = 256;
+        // second request: compressed pages of block 0 shared; window/state pages of the last window before 256 shared
+        int[][] tables = p.tables(tokens.length);
+        for (KindGroup g : layout.groups()) {
+            var k = layout.kindOf(g);
+            if (k.kind().compressed()) {
+                for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
+                    tables[g.id()][v] = first.tables[g.id()][v];
+                }
+            } else {
+                long lo = k.window().windowStart(hit);
+                for (long v = k.pageIndex(Math.max(0, lo)); lo < hit && v <= k.pageIndex(hit - 1); v++) {
+                    tables[g.id()][(int) v] = first.tables[g.id()][(int) v];
+                }
+            }
+        }
+        Driver second = new Driver(11, 0, 300, tables);
+        second.done = hit;
+        second.sharedPrefix = hit;
+        run(List.of(second));
+        Stats s = check(second, 0, "prefix hit at 256");
+        assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
+    }
+
+    @Test
+    void resumingByRecomputingTheLastWindowStaysClose() {
+        TestPages p = pages();
+        int[] tokens = tokens(0);
+        Driver first = new Driver(20, 0, 300, p.tables(tokens.length));
+        exec.execute(new StepBatch(List.of(first.next())));
+        int hit = 256;
+        int[][] tables = p.tables(tokens.length);
+        for (KindGroup g : layout.groups()) {
+            var k = layout.kindOf(g);
+            if (k.kind().compressed()) {
+                for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
+                    tables[g.id()][v] = first.tables[g.id()][v];
+                }
+            }
+        }
+        Driver second = new Driver(21, 0, 300, tables);
+        second.done = hit - config.attention().slidingWindow();
+        second.sharedPrefix = hit;
+        second.windowFloor = second.done;
+        run(List.of(second));
+        Stats s = check(second, 0, "recompute window before 256");
+        assertThat(s.median()).isLessThan(0.05);
+        assertThat(s.argmaxAgreement()).isGreaterThan(0.85);
+    }
+
+    @Test
+    void pagedFormatsAreLosslessAgainstDenseCaches() {
+        // a whole prompt at once through the SPI, compared bit for bit with the dense fp32 cache
+        TestPages p = pages();
+        int[] tokens = tokens(1);
+        int[][] tables = p.tables(tokens.length);
+        StepResult r = exec.execute(new StepBatch(List.of(SequenceChunk.of(5, Arrays.copyOf(tokens, 200), 0, tables))));
+        var model = ((CpuExecutor) exec).model();
+        List<io.strata.backend.cpu.kv.LayerCache> dense = new ArrayList<>();
+        for (int l = 0; l < config.numHiddenLayers(); l++) {
+            dense.add(new io.strata.backend.cpu.kv.DenseLayerCache(512, 128, 1024, 256));
+        }
+        float[] ref = new float[config.vocabSize()];
+        model.forward(tokens, io.strata.backend.cpu.model.ChunkSpan.of(0, 200), dense::get, new int[]{199}, ref, null);
+        assertThat(r.row(0, 0)).containsExactly(ref);
+        assertThat(CacheKind.values()).isNotEmpty();
+    }
+}

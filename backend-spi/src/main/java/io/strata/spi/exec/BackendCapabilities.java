@@ -1,0 +1,28 @@
+package io.strata.spi.exec;
+
+import io.strata.kv.IndexerKvDtype;
+import io.strata.kv.MainKvDtype;
+
+import java.util.Set;
+
+/**
+ * What an execution backend reports about itself, before and after loading a model.
+ *
+ * @param kvMemoryBytes     bytes the backend can devote to KV pages now (after weights, if loaded)
+ * @param mainKvDtypes      supported main/SWA entry formats
+ * @param indexerKvDtypes   supported indexer key formats
+ * @param graphCapture      whether decode steps of a fixed shape can be captured and replayed (CUDA graphs)
+ * @param maxBatchTokens    most tokens (prefill + decode, all requests) one step may carry
+ * @param maxBatchRequests  most requests one step may carry
+ */
+public record BackendCapabilities(long kvMemoryBytes, Set<MainKvDtype> mainKvDtypes,
+                                  Set<IndexerKvDtype> indexerKvDtypes, boolean graphCapture, int maxBatchTokens,
+                                  int maxBatchRequests) {
+    public BackendCapabilities {
+        mainKvDtypes = Set.copyOf(mainKvDtypes);
+        indexerKvDtypes = Set.copyOf(indexerKvDtypes);
+        if (kvMemoryBytes < 0 || maxBatchTokens <= 0 || maxBatchRequests <= 0) {
+            throw new IllegalArgumentException("capabilities need kvMemoryBytes >= 0 and positive batch limits");
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package io.strata.spi.exec;
+
+import java.util.List;
+
+/**
+ * One engine step: chunks of distinct requests, in any mix of prefill and decode.
+ *
+ * @param chunks the requests' chunks; results come back in this order
+ */
+public record StepBatch(List<SequenceChunk> chunks) {
+    public StepBatch {
+        chunks = List.copyOf(chunks);
+        if (chunks.isEmpty()) {
+            throw new IllegalArgumentException("a step needs at least one chunk");
+        }
+        long distinct = chunks.stream().mapToLong(SequenceChunk::requestId).distinct().count();
+        if (distinct != chunks.size()) {
+            throw new IllegalArgumentException("a request may appear only once per step");
+        }
+    }
+
+    public int totalTokens() {
+        return chunks.stream().mapToInt(c -> c.tokens().length).sum();
+    }
+
+    /** Rows of logits the step returns. */
+    public int logitRows() {
+        return chunks.stream().mapToInt(c -> c.logitRows().length).sum();
+    }
+}
