@@ -1,6 +1,8 @@
 package io.strata.platform.tokenizer;
 
 import java.nio.file.Path;
+import java.util.Properties;
+import java.util.function.UnaryOperator;
 
 /**
  * Puts DJL into offline, no-tracking mode before its first use.
@@ -26,27 +28,38 @@ public final class DjlEnvironment {
      * @param cacheDir where DJL extracts its native library; {@code null} keeps DJL's default
      *                 ({@code DJL_CACHE_DIR} if set, else {@code ~/.djl.ai})
      */
-    public static synchronized void prepare(Path cacheDir) {
-        setIfAbsent(TRACKING, TRACKING, "true");
-        setIfAbsent(OFFLINE_ENV, OFFLINE_PROPERTY, "true");
+    public static void prepare(Path cacheDir) {
+        synchronized (System.class) {
+            prepare(cacheDir, System::getenv, System.getProperties());
+        }
+    }
+
+    static void prepare(Path cacheDir, UnaryOperator<String> env, Properties properties) {
+        setIfAbsent(env, properties, TRACKING, TRACKING, "true");
+        setIfAbsent(env, properties, OFFLINE_ENV, OFFLINE_PROPERTY, "true");
         if (cacheDir != null) {
-            setIfAbsent(CACHE_DIR, CACHE_DIR, cacheDir.toAbsolutePath().toString());
+            setIfAbsent(env, properties, CACHE_DIR, CACHE_DIR, cacheDir.toAbsolutePath().toString());
         }
     }
 
     /** True when DJL will run offline and without tracking (whoever set the switches). */
     public static boolean isOfflineAndUntracked() {
-        return "true".equalsIgnoreCase(read(TRACKING, TRACKING)) && "true".equalsIgnoreCase(read(OFFLINE_ENV, OFFLINE_PROPERTY));
+        return isOfflineAndUntracked(System::getenv, System.getProperties());
     }
 
-    private static void setIfAbsent(String envName, String propertyName, String value) {
-        if (System.getenv(envName) == null && System.getProperty(propertyName) == null) {
-            System.setProperty(propertyName, value);
+    static boolean isOfflineAndUntracked(UnaryOperator<String> env, Properties properties) {
+        return "true".equalsIgnoreCase(read(env, properties, TRACKING, TRACKING))
+                && "true".equalsIgnoreCase(read(env, properties, OFFLINE_ENV, OFFLINE_PROPERTY));
+    }
+
+    private static void setIfAbsent(UnaryOperator<String> env, Properties properties, String envName, String propertyName, String value) {
+        if (env.apply(envName) == null && properties.getProperty(propertyName) == null) {
+            properties.setProperty(propertyName, value);
         }
     }
 
-    private static String read(String envName, String propertyName) {
-        String env = System.getenv(envName);
-        return env != null ? env : System.getProperty(propertyName);
+    private static String read(UnaryOperator<String> env, Properties properties, String envName, String propertyName) {
+        String fromEnv = env.apply(envName);
+        return fromEnv != null ? fromEnv : properties.getProperty(propertyName);
     }
 }
