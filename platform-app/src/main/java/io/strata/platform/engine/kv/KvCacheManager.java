@@ -1,0 +1,599 @@
+package io.strata.platform.engine.kv;
+
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
+import io.strata.kv.KindLayout;
+import io.strata.kv.KvLayout;
+import io.strata.kv.PageBucket;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The hybrid KV cache manager: decides which page of which bucket pool holds what, for every request and
+ * every kind group. Backends own the bytes (see {@link KvLayout} for addresses).
+ *
+ * <p>Everything is in native token positions; no caller needs to know compress ratios or page sizes.
+ * A request goes through:
+ * <ol>
+ *   <li>{@link #newRequest} with its prompt; {@link #match} looks the prompt up in the prefix cache;
+ *       {@link #canAdmit} checks the whole remaining prompt fits now; {@link #admit} pins the hit and sets
+ *       {@link KvRequest#computed()} to {@link PrefixMatch#computeFrom()}.</li>
+ *   <li>Each step: {@link #pagesNeeded}/{@link #addDemand}+{@link #fits} to plan, {@link #allocate} for the
+ *       positions {@code [computed, computed+n)} the step will write (all or nothing), then after the step
+ *       {@link #commit} the positions actually computed. Sampled tokens go in with {@link #appendToken}.</li>
+ *   <li>{@link #free} when finished or aborted; {@link #preempt} to give everything back and later
+ *       re-{@link #match}/{@link #admit} the same request (its hashes are kept, its pages stay cached).</li>
+ * </ol>
+ *
+ * <p>Window kinds (SWA KV, compressor states) only get pages for the window that survives a step: inside a
+ * long prefill chunk the positions that fall behind the window before the chunk ends get no page at all
+ * (their slot is -1), so a chunk costs no transient pages beyond its final window. Pages wholly behind
+ * the window are released at {@link #commit}.
+ *
+ * <p>Not thread-safe: call from the engine thread only. The per-step methods allocate nothing except when
+ * a page is published to the prefix cache (once per block per group).
+ */
+public final class KvCacheManager {
+
+    private static final int B = KvLayout.BLOCK_POSITIONS;
+
+    private final KvLayout layout;
+    private final String modelId;
+    private final boolean prefixCaching;
+    private final BlockPool[] pools = new BlockPool[PageBucket.values().length];
+    private final KindGroup[] groups;
+    private final KindLayout[] kindOf;
+    private final int[] bucketOf;
+    private final int[] compressedGroups;
+    private final int[] windowGroups;
+    private final long recomputeDepth;
+    private final KvCacheStats stats = new KvCacheStats();
+    private final int[] scratch = new int[PageBucket.values().length];
+    private int live;
+
+    /**
+     * @param layout        the page layout
+     * @param sizes         pages per pool
+     * @param prefixCaching whether prompts are looked up in and published to the prefix cache
+     */
+    public KvCacheManager(KvLayout layout, KvPoolSizes sizes, boolean prefixCaching) {
+        this.layout = layout;
+        this.modelId = layout.shape().modelId();
+        this.prefixCaching = prefixCaching;
+        List<KindGroup> gs = layout.groups();
+        this.groups = gs.toArray(KindGroup[]::new);
+        this.kindOf = new KindLayout[groups.length];
+        this.bucketOf = new int[groups.length];
+        int nc = 0;
+        for (int g = 0; g < groups.length; g++) {
+            kindOf[g] = layout.kindOf(groups[g]);
+            bucketOf[g] = groups[g].bucket().ordinal();
+            if (groups[g].kind().compressed()) {
+                nc++;
+            }
+        }
+        compressedGroups = new int[nc];
+        windowGroups = new int[groups.length - nc];
+        for (int g = 0, c = 0, w = 0; g < groups.length; g++) {
+            if (groups[g].kind().compressed()) {
+                compressedGroups[c++] = g;
+            } else {
+                windowGroups[w++] = g;
+            }
+        }
+        for (PageBucket b : PageBucket.values()) {
+            if (layout.hasBucket(b)) {
+                pools[b.ordinal()] = new BlockPool(b, sizes.pages(b), groups.length);
+            }
+        }
+        // Rebuilding layer l's window at T exactly needs layer l-1's window over the previous W-1 positions
+        // too, and so on down to layer 0, whose keys depend on token embeddings only.
+        this.recomputeDepth = (long) (layout.shape().slidingWindow() - 1) * layout.shape().ratios().size();
+    }
+
+    public KvLayout layout() {
+        return layout;
+    }
+
+    public KvCacheStats stats() {
+        return stats;
+    }
+
+    /** Requests admitted and not yet freed or preempted. */
+    public int liveRequests() {
+        return live;
+    }
+
+    /**
+     * Positions recomputed before a hit boundary when its window pages were evicted: {@code (window-1) x
+     * layers}, because every layer's window depends on the previous layer's.
+     */
+    public long recomputeDepth() {
+        return recomputeDepth;
+    }
+
+    // ---------------------------------------------------------------- admission
+
+    /** A new request; {@code cacheSalt} (may be null) isolates its prefix-cache entries from other salts. */
+    public KvRequest newRequest(String id, int[] promptTokens, String cacheSalt) {
+        if (promptTokens.length == 0) {
+            throw new IllegalArgumentException("request " + id + ": empty prompt");
+        }
+        return new KvRequest(id, BlockHash.seed(modelId, cacheSalt), promptTokens, groups.length);
+    }
+
+    /** Adds a sampled token to the request's known tokens (needed to hash blocks of generated text). */
+    public void appendToken(KvRequest r, int token) {
+        r.appendToken(token);
+    }
+
+    /**
+     * Looks the request's known tokens up in the prefix cache. Hits land on 256-position boundaries and
+     * never cover the last token. Compressed pages must hit for every block before the boundary T; if the
+     * window/state pages before T are cached too the request resumes at T, otherwise it still shares the
+     * compressed pages and resumes at the latest earlier boundary whose window is cached, or recomputes
+     * the window from {@code T - recomputeDepth()}, whichever computes less. Changes nothing.
+     */
+    public PrefixMatch match(KvRequest r) {
+        if (!prefixCaching || r.tokenCount < 2) {
+            return PrefixMatch.NONE;
+        }
+        int maxBlocks = (r.tokenCount - 1) / B;
+        r.ensureHashes(maxBlocks);
+        int h = 0;
+        outer:
+        while (h < maxBlocks) {
+            for (int g : compressedGroups) {
+                if (pool(g).lookup(new CacheKey(g, r.hashes.get(h), 0)) < 0) {
+                    break outer;
+                }
+            }
+            h++;
+        }
+        if (h == 0) {
+            return PrefixMatch.NONE;
+        }
+        long floor = Math.max(0, (long) h * B - recomputeDepth);
+        for (int t = h; t >= 1 && (long) t * B > floor; t--) {
+            if (windowCached(r, (long) t * B)) {
+                return new PrefixMatch(h, (long) t * B, true);
+            }
+        }
+        return new PrefixMatch(h, floor, false);
+    }
+
+    private boolean windowCached(KvRequest r, long t) {
+        for (int g : windowGroups) {
+            KindLayout k = kindOf[g];
+            long lo = k.window().windowStart(t);
+            if (lo >= t) {
+                continue;
+            }
+            for (long v = k.pageIndex(lo), last = k.pageIndex(t - 1); v <= last; v++) {
+                if (pool(g).lookup(windowKey(r, g, k, v)) < 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private CacheKey windowKey(KvRequest r, int g, KindLayout k, long v) {
+        int block = (int) (k.firstPosition(v) / B);
+        return new CacheKey(g, r.hashes.get(block), (int) (v - k.pageIndex((long) block * B)));
+    }
+
+    /**
+     * Whether the request's whole remaining prompt (all known tokens from the hit on) can get pages now,
+     * counting pinned cached pages that are currently evictable.
+     */
+    public boolean canAdmit(KvRequest r, PrefixMatch m) {
+        Arrays.fill(scratch, 0);
+        admissionDemand(r, m, scratch);
+        for (int b = 0; b < scratch.length; b++) {
+            if (scratch[b] > 0 && (pools[b] == null || scratch[b] > pools[b].free())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** New pages per bucket that admitting with {@code m} and computing every known token would take. */
+    public StepDemand admissionDemand(KvRequest r, PrefixMatch m) {
+        Arrays.fill(scratch, 0);
+        admissionDemand(r, m, scratch);
+        StepDemand d = new StepDemand();
+        for (int b = 0; b < scratch.length; b++) {
+            d.add(b, scratch[b]);
+        }
+        return d;
+    }
+
+    private void admissionDemand(KvRequest r, PrefixMatch m, int[] need) {
+        long from = m.computeFrom();
+        long to = r.tokenCount;
+        long blocks = ceilDiv(to, B);
+        for (int g : compressedGroups) {
+            need[bucketOf[g]] += (int) Math.max(0, blocks - m.sharedBlocks());
+            for (int i = 0; i < m.sharedBlocks(); i++) {
+                int p = pool(g).lookup(new CacheKey(g, r.hashes.get(i), 0));
+                if (p >= 0 && pool(g).evictable(p)) {
+                    need[bucketOf[g]]++;
+                }
+            }
+        }
+        for (int g : windowGroups) {
+            KindLayout k = kindOf[g];
+            if (m.windowHit()) {
+                long lo = k.window().windowStart(from);
+                for (long v = lo < from ? k.pageIndex(lo) : 0, last = k.pageIndex(from - 1); lo < from && v <= last; v++) {
+                    int p = pool(g).lookup(windowKey(r, g, k, v));
+                    if (p >= 0 && pool(g).evictable(p)) {
+                        need[bucketOf[g]]++;
+                    }
+                }
+            }
+            if (to > from) {
+                long lo = Math.max(from, k.window().windowStart(to));
+                need[bucketOf[g]] += (int) (k.pageIndex(to - 1) - k.pageIndex(lo) + 1);
+            }
+        }
+    }
+
+    /**
+     * Pins the matched pages and makes the request runnable from {@code m.computeFrom()}. Call only when
+     * {@link #canAdmit} said yes (pinning takes evictable pages off the free lists).
+     */
+    public void admit(KvRequest r, PrefixMatch m) {
+        if (r.state == KvRequest.State.RUNNING || r.state == KvRequest.State.FINISHED) {
+            throw new IllegalStateException(r + " cannot be admitted");
+        }
+        long from = m.computeFrom();
+        for (int g : compressedGroups) {
+            PageTable t = r.tables[g];
+            t.reset(0);
+            for (int i = 0; i < m.sharedBlocks(); i++) {
+                int p = pool(g).lookup(new CacheKey(g, r.hashes.get(i), 0));
+                if (p < 0) {
+                    throw new IllegalStateException(r + ": block " + i + " of group " + g + " left the cache between match and admit");
+                }
+                pool(g).touch(p);
+                t.append(p);
+            }
+        }
+        for (int g : windowGroups) {
+            KindLayout k = kindOf[g];
+            PageTable t = r.tables[g];
+            long lo = k.window().windowStart(from);
+            if (m.windowHit() && lo < from) {
+                t.reset(k.pageIndex(lo));
+                for (long v = k.pageIndex(lo), last = k.pageIndex(from - 1); v <= last; v++) {
+                    int p = pool(g).lookup(windowKey(r, g, k, v));
+                    if (p < 0) {
+                        throw new IllegalStateException(r + ": window page " + v + " of group " + g + " left the cache");
+                    }
+                    pool(g).touch(p);
+                    t.append(p);
+                }
+            } else {
+                t.reset(k.pageIndex(from));
+            }
+        }
+        r.computed = from;
+        r.compressedWriteFrom = m.sharedPositions();
+        r.windowValidFrom = m.windowHit() ? 0 : from;
+        r.publishedBlocks = m.sharedBlocks();
+        boolean resumed = r.state == KvRequest.State.PREEMPTED;
+        r.state = KvRequest.State.RUNNING;
+        live++;
+        stats.recordAdmission(resumed, r.tokenCount, from, m.recomputedPositions());
+    }
+
+    // ---------------------------------------------------------------- per step
+
+    /**
+     * New pages of one bucket the request needs so that positions {@code [computed, computed+newTokens)}
+     * have their slots (compressed blocks up to the end, and the window that survives the step).
+     */
+    public int pagesNeeded(KvRequest r, int newTokens, PageBucket bucket) {
+        return pagesNeeded(r, newTokens, 0, bucket);
+    }
+
+    /** Like {@link #pagesNeeded(KvRequest, int, PageBucket)} for a step whose last {@code draftTokens} may be rejected. */
+    public int pagesNeeded(KvRequest r, int newTokens, int draftTokens, PageBucket bucket) {
+        int sum = 0;
+        for (int g = 0; g < groups.length; g++) {
+            if (bucketOf[g] == bucket.ordinal()) {
+                sum += newPages(r, g, newTokens, draftTokens);
+            }
+        }
+        return sum;
+    }
+
+    /** Adds the request's page needs for a step to {@code demand}. Allocation-free. */
+    public void addDemand(KvRequest r, int newTokens, StepDemand demand) {
+        addDemand(r, newTokens, 0, demand);
+    }
+
+    /** Like {@link #addDemand(KvRequest, int, StepDemand)} with {@code draftTokens} speculative tokens. */
+    public void addDemand(KvRequest r, int newTokens, int draftTokens, StepDemand demand) {
+        for (int g = 0; g < groups.length; g++) {
+            demand.add(bucketOf[g], newPages(r, g, newTokens, draftTokens));
+        }
+    }
+
+    /** Whether the pools can serve {@code demand} now (cached free pages count as free). */
+    public boolean fits(StepDemand demand) {
+        for (int b = 0; b < pools.length; b++) {
+            int n = demand.pages(PageBucket.values()[b]);
+            if (n > 0 && (pools[b] == null || n > pools[b].free())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private int newPages(KvRequest r, int g, int n, int draft) {
+        if (n <= 0) {
+            return 0;
+        }
+        long c = r.computed;
+        long end = c + n;
+        PageTable t = r.tables[g];
+        if (kindOf[g].kind().compressed()) {
+            return (int) Math.max(0, ceilDiv(end, B) - t.end());
+        }
+        KindLayout k = kindOf[g];
+        long from = Math.max(k.pageIndex(windowSlotsFrom(k, c, n, draft)), t.end());
+        return (int) Math.max(0, k.pageIndex(end - 1) - from + 1);
+    }
+
+    /**
+     * First position of a step that gets a window slot: everything from the earliest window that can
+     * survive the step, i.e. the window at the shortest possible commit ({@code n - draft} positions).
+     */
+    private static long windowSlotsFrom(KindLayout k, long c, int n, int draft) {
+        return Math.max(c, k.window().windowStart(c + Math.max(1, n - Math.max(0, draft))));
+    }
+
+    /**
+     * Gives the request pages for positions {@code [computed, computed+newTokens)}; all or nothing. Returns
+     * false, changing nothing, when a pool is short (the scheduler then preempts someone or waits).
+     */
+    public boolean allocate(KvRequest r, int newTokens) {
+        return allocate(r, newTokens, 0);
+    }
+
+    /**
+     * Like {@link #allocate(KvRequest, int)} for a step whose last {@code draftTokens} are speculative:
+     * window slots then cover every commit length from {@code newTokens - draftTokens} to {@code newTokens}.
+     */
+    public boolean allocate(KvRequest r, int newTokens, int draftTokens) {
+        requireRunning(r);
+        Arrays.fill(scratch, 0);
+        for (int g = 0; g < groups.length; g++) {
+            scratch[bucketOf[g]] += newPages(r, g, newTokens, draftTokens);
+        }
+        for (int b = 0; b < scratch.length; b++) {
+            if (scratch[b] > 0 && (pools[b] == null || scratch[b] > pools[b].free())) {
+                return false;
+            }
+        }
+        long c = r.computed;
+        for (int g = 0; g < groups.length; g++) {
+            int need = newPages(r, g, newTokens, draftTokens);
+            if (need == 0) {
+                continue;
+            }
+            PageTable t = r.tables[g];
+            BlockPool pool = pool(g);
+            if (!kindOf[g].kind().compressed()) {
+                KindLayout k = kindOf[g];
+                long from = k.pageIndex(windowSlotsFrom(k, c, newTokens, draftTokens));
+                if (t.size() == 0 && from > t.base()) {
+                    t.reset(from);
+                }
+                while (t.end() < from) {
+                    t.append(-1);
+                }
+            }
+            for (int i = 0; i < need; i++) {
+                t.append(pool.allocate(g));
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The step computed {@code computedTokens} positions from {@link KvRequest#computed()} (fewer than
+     * allocated when speculative tokens were rejected). Publishes newly complete blocks to the prefix cache
+     * and releases window pages that fell wholly behind the window.
+     */
+    public void commit(KvRequest r, int computedTokens) {
+        requireRunning(r);
+        if (computedTokens < 0) {
+            throw new IllegalArgumentException("negative computed tokens");
+        }
+        long end = r.computed + computedTokens;
+        for (int g = 0; g < groups.length && computedTokens > 0; g++) {
+            KindLayout k = kindOf[g];
+            boolean windowEmpty = !k.kind().compressed() && k.window().windowStart(end) >= end;
+            long need = k.kind().compressed() ? ceilDiv(end, B) : k.pageIndex(end - 1) + 1;
+            if (!windowEmpty && r.tables[g].end() < need) {
+                throw new IllegalStateException(r + ": commit of " + computedTokens + " positions beyond its allocation (group " + g + ")");
+            }
+            if (!k.kind().compressed() && !windowEmpty && r.tables[g].page(k.pageIndex(Math.max(r.computed, k.window().windowStart(end)))) < 0) {
+                throw new IllegalStateException(r + ": commit of " + computedTokens + " positions leaves a hole in the "
+                        + k.kind() + " window; pass the speculative token count to allocate");
+            }
+        }
+        r.computed = end;
+        if (prefixCaching) {
+            int full = (int) (Math.min(end, r.tokenCount) / B);
+            if (full > r.publishedBlocks) {
+                r.ensureHashes(full);
+                for (int b = r.publishedBlocks; b < full; b++) {
+                    for (int g : compressedGroups) {
+                        int p = r.tables[g].page(b);
+                        if (p >= 0) {
+                            pool(g).publish(p, new CacheKey(g, r.hashes.get(b), 0));
+                        }
+                    }
+                }
+                r.publishedBlocks = full;
+            }
+        }
+        for (int g : windowGroups) {
+            KindLayout k = kindOf[g];
+            PageTable t = r.tables[g];
+            long cut = k.pageIndex(k.window().windowStart(end));
+            int drop = (int) Math.min(t.size(), cut - t.base());
+            for (int i = 0; i < drop; i++) {
+                releaseWindowPage(r, g, t.base() + i, t.at(i));
+            }
+            t.dropFront(drop);
+        }
+    }
+
+    private void releaseWindowPage(KvRequest r, int g, long v, int page) {
+        if (page < 0) {
+            return;
+        }
+        if (prefixCaching) {
+            KindLayout k = kindOf[g];
+            long block = k.firstPosition(v) / B;
+            long boundary = (block + 1) * B;
+            // Only pages inside the last window before a block boundary can ever serve a resume.
+            if (boundary <= Math.min(r.computed, r.tokenCount) && k.endPosition(v) > k.window().windowStart(boundary)) {
+                r.ensureHashes((int) block + 1);
+                if (block < r.hashes.size()) {
+                    pool(g).publish(page, windowKey(r, g, k, v));
+                }
+            }
+        }
+        pool(g).release(page);
+    }
+
+    /** Releases every page of a finished or aborted request; complete blocks stay cached. */
+    public void free(KvRequest r) {
+        if (r.state == KvRequest.State.FINISHED) {
+            return;
+        }
+        releaseAll(r);
+        r.state = KvRequest.State.FINISHED;
+    }
+
+    /**
+     * Takes every page back (they stay cached under their hashes) and resets the request to 0 computed
+     * positions; re-{@link #match} and {@link #admit} it later to resume, usually with a prefix hit.
+     */
+    public void preempt(KvRequest r) {
+        requireRunning(r);
+        releaseAll(r);
+        r.state = KvRequest.State.PREEMPTED;
+        r.computed = 0;
+        r.preemptions++;
+        stats.recordPreemption();
+    }
+
+    private void releaseAll(KvRequest r) {
+        boolean wasLive = r.state == KvRequest.State.RUNNING;
+        // Tail first, so that among this request's cached pages the end of the chain is evicted first.
+        for (int g = groups.length - 1; g >= 0; g--) {
+            PageTable t = r.tables[g];
+            boolean compressed = kindOf[g].kind().compressed();
+            for (int i = t.size() - 1; i >= 0; i--) {
+                int p = t.at(i);
+                if (compressed) {
+                    if (p >= 0) {
+                        pool(g).release(p);
+                    }
+                } else {
+                    releaseWindowPage(r, g, t.base() + i, p);
+                }
+            }
+            t.reset(0);
+        }
+        if (wasLive) {
+            live--;
+        }
+    }
+
+    // ---------------------------------------------------------------- backend view and accounting
+
+    /** Physical page holding {@code position} for a kind group, or -1 (not held: skip the write). */
+    public int pageOf(KvRequest r, int group, long position) {
+        return r.tables[group].page(kindOf[group].pageIndex(position));
+    }
+
+    /** Whether a sequence of {@code tokens} positions could ever fit the empty pools. */
+    public boolean canEverFit(long tokens) {
+        long[] d = KvPoolSizes.demand(layout, tokens);
+        for (int b = 0; b < pools.length; b++) {
+            if (d[b] > 0 && (pools[b] == null || d[b] > pools[b].capacity())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Page accounting of one bucket; {@code free} excludes cached pages. */
+    public BucketUsage usage(PageBucket bucket) {
+        BlockPool p = pools[bucket.ordinal()];
+        if (p == null) {
+            return new BucketUsage(bucket, 0, 0, 0, 0);
+        }
+        return new BucketUsage(bucket, p.capacity(), p.used(), p.cachedFree(), p.free() - p.cachedFree());
+    }
+
+    /** Pages currently referenced by live requests for one kind, over all its groups. */
+    public long pagesInUse(CacheKind kind) {
+        long sum = 0;
+        for (int g = 0; g < groups.length; g++) {
+            if (groups[g].kind() == kind) {
+                sum += pool(g).inUse(g);
+            }
+        }
+        return sum;
+    }
+
+    BlockPool poolOf(PageBucket bucket) {
+        return pools[bucket.ordinal()];
+    }
+
+    /** Reference count of a page (tests and leak checks). */
+    int refs(PageBucket bucket, int page) {
+        return pools[bucket.ordinal()].refs(page);
+    }
+
+    /** Owning group of a page, -1 when free and uncached (tests). */
+    int owner(PageBucket bucket, int page) {
+        return pools[bucket.ordinal()].owner(page);
+    }
+
+    /**
+     * Page counts of one bucket.
+     *
+     * @param total  pages in the pool
+     * @param used   pages referenced by at least one request
+     * @param cached free pages still holding prefix-cache content (evictable, count as free for admission)
+     * @param free   pages neither used nor cached
+     */
+    public record BucketUsage(PageBucket bucket, long total, long used, long cached, long free) {
+    }
+
+    private BlockPool pool(int g) {
+        return pools[bucketOf[g]];
+    }
+
+    private static void requireRunning(KvRequest r) {
+        if (r.state != KvRequest.State.RUNNING) {
+            throw new IllegalStateException(r + " is not running");
+        }
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}

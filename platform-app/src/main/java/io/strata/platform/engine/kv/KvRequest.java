@@ -1,0 +1,110 @@
+package io.strata.platform.engine.kv;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One request's KV state: its tokens (prompt, then generated), its block tables (one per kind group), and
+ * how far the cache is computed. Created by {@link KvCacheManager#newRequest}; mutated only through the
+ * manager, from the engine thread.
+ */
+public final class KvRequest {
+
+    /** Lifecycle as seen by the cache. */
+    public enum State { WAITING, RUNNING, PREEMPTED, FINISHED }
+
+    private final String id;
+    private final BlockHash seed;
+    final PageTable[] tables;
+    final List<BlockHash> hashes = new ArrayList<>();
+    int[] tokens;
+    int tokenCount;
+    long computed;
+    long compressedWriteFrom;
+    long windowValidFrom;
+    int publishedBlocks;
+    int preemptions;
+    State state = State.WAITING;
+
+    KvRequest(String id, BlockHash seed, int[] prompt, int groups) {
+        this.id = id;
+        this.seed = seed;
+        this.tokens = Arrays.copyOf(prompt, Math.max(16, prompt.length + 16));
+        this.tokenCount = prompt.length;
+        this.tables = new PageTable[groups];
+        for (int g = 0; g < groups; g++) {
+            tables[g] = new PageTable();
+        }
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    /** Positions whose KV (compressed entries, window and states) is written. */
+    public long computed() {
+        return computed;
+    }
+
+    /** Known tokens: prompt plus generated. */
+    public int tokenCount() {
+        return tokenCount;
+    }
+
+    /**
+     * Backends must not write compressed entries (C4A, C128A, indexer) for positions below this: those
+     * pages are shared from the prefix cache. Positions at or above it are written normally.
+     */
+    public long compressedWriteFrom() {
+        return compressedWriteFrom;
+    }
+
+    /**
+     * Window reads (SWA keys, compressor state) below this position are absent and must be masked. It is 0
+     * except right after a prefix hit resumed by recomputing the window.
+     */
+    public long windowValidFrom() {
+        return windowValidFrom;
+    }
+
+    /** The block table of a kind group (see {@link io.strata.kv.KindGroup#id()}). */
+    public PageTable table(int group) {
+        return tables[group];
+    }
+
+    public int preemptions() {
+        return preemptions;
+    }
+
+    BlockHash seed() {
+        return seed;
+    }
+
+    void appendToken(int token) {
+        if (tokenCount == tokens.length) {
+            tokens = Arrays.copyOf(tokens, tokens.length * 2);
+        }
+        tokens[tokenCount++] = token;
+    }
+
+    /** Hashes of the first {@code blocks} full blocks of known tokens (computed on demand). */
+    void ensureHashes(int blocks) {
+        int b = io.strata.kv.KvLayout.BLOCK_POSITIONS;
+        blocks = Math.min(blocks, tokenCount / b);
+        while (hashes.size() < blocks) {
+            int i = hashes.size();
+            BlockHash prev = i == 0 ? seed : hashes.get(i - 1);
+            hashes.add(prev.next(tokens, i * b, b));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "KvRequest[" + id + ", " + state + ", computed " + computed + "/" + tokenCount + "]";
+    }
+}

@@ -1,0 +1,293 @@
+package io.strata.platform.engine.kv;
+
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
+import io.strata.kv.KindLayout;
+import io.strata.kv.KvLayout;
+import io.strata.kv.KvModelShape;
+import io.strata.kv.KvPrecision;
+import io.strata.kv.PageBucket;
+import io.strata.model.config.ReferenceModel;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class KvCacheManagerTest {
+
+    static final KvLayout FLASH = KvLayout.of(KvModelShape.of("flash", ReferenceModel.V4_FLASH.config()), KvPrecision.DEFAULT);
+
+    static KvCacheManager manager(int large, int middle, int small) {
+        return new KvCacheManager(FLASH, new KvPoolSizes(large, middle, small), true);
+    }
+
+    static KvCacheManager roomy() {
+        return manager(400, 8000, 400);
+    }
+
+    static int[] tokens(int n, int seed) {
+        return IntStream.range(0, n).map(i -> (i * 31 + seed * 7919) % 50_000).toArray();
+    }
+
+    static KvRequest run(KvCacheManager m, int[] prompt, int... chunks) {
+        KvRequest r = m.newRequest("r" + Arrays.hashCode(prompt), prompt, null);
+        PrefixMatch hit = m.match(r);
+        assertThat(m.canAdmit(r, hit)).isTrue();
+        m.admit(r, hit);
+        for (int c : chunks) {
+            assertThat(m.allocate(r, c)).isTrue();
+            m.commit(r, c);
+        }
+        return r;
+    }
+
+    static int group(CacheKind kind) {
+        return FLASH.kind(kind).groups().getFirst().id();
+    }
+
+    @Test
+    void prompts255_256_257TakeOneOneAndTwoBlocks() {
+        KvCacheManager m = roomy();
+        for (int n : new int[] {255, 256, 257}) {
+            KvRequest r = run(m, tokens(n, n), n);
+            int expected = n <= 256 ? 1 : 2;
+            for (CacheKind k : new CacheKind[] {CacheKind.C4A_KV, CacheKind.C128A_KV, CacheKind.C4_INDEXER_K}) {
+                assertThat(r.table(group(k)).size()).as(k + " at " + n).isEqualTo(expected);
+            }
+            m.free(r);
+        }
+        // 255 published nothing; 256 and 257 each published their full first block, C4A in LARGE
+        assertThat(m.usage(PageBucket.LARGE).cached()).isEqualTo(2);
+        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+    }
+
+    @Test
+    void hitsNeverCoverTheLastPromptToken() {
+        KvCacheManager m = roomy();
+        int[] p = tokens(256, 1);
+        m.free(run(m, p, 256));
+        KvRequest same = m.newRequest("same", p, null);
+        assertThat(m.match(same)).isEqualTo(PrefixMatch.NONE);
+        KvRequest longer = m.newRequest("longer", Arrays.copyOf(p, 257), null);
+        assertThat(m.match(longer).sharedBlocks()).isEqualTo(1);
+    }
+
+    @Test
+    void swaWindowPageIsReleasedExactlyWhenItFallsBehind128() {
+        KvCacheManager m = roomy();
+        KvRequest r = run(m, tokens(1000, 2));
+        KindLayout swa = FLASH.kind(CacheKind.SWA_KV);
+        int g = swa.groups().getFirst().id();
+        long firstPageEnd = swa.endPosition(0);
+        for (int c = 1; c <= 300; c++) {
+            assertThat(m.allocate(r, 1)).isTrue();
+            m.commit(r, 1);
+            boolean held = m.pageOf(r, g, 0) >= 0;
+            // position 0's page is needed while any of its positions is within the last 127 + current
+            assertThat(held).as("computed=" + c).isEqualTo(c - 127 < firstPageEnd);
+            // held pages are exactly those covering [c-127, c)
+            long lo = Math.max(0, c - 127);
+            assertThat(r.table(g).base()).isEqualTo(swa.pageIndex(lo));
+        }
+    }
+
+    @Test
+    void c128StateIsEmptyAtEvery128AndNeverStraddles256() {
+        KvCacheManager m = roomy();
+        KvRequest r = run(m, tokens(2000, 3), 250);
+        KindLayout st = FLASH.kind(CacheKind.C128_STATE);
+        int g = st.groups().getFirst().id();
+        for (int c = 251; c <= 520; c++) {
+            assertThat(m.allocate(r, 1)).isTrue();
+            m.commit(r, 1);
+            long held = 0;
+            for (int i = 0; i < r.table(g).size(); i++) {
+                if (r.table(g).at(i) >= 0) {
+                    held++;
+                }
+            }
+            long open = c % 128;
+            // exactly the pages covering the open entry's positions [128*floor(c/128), c)
+            long expected = open == 0 ? 0 : st.pageIndex(c - 1) - st.pageIndex(c - open) + 1;
+            assertThat(held).as("computed=" + c).isEqualTo(expected);
+        }
+        assertThat(st.pageIndex(255)).isNotEqualTo(st.pageIndex(256));
+        assertThat(st.window().size()).isEqualTo(128);
+    }
+
+    @Test
+    void hitAtExactly256ResumesWithCachedWindow() {
+        KvCacheManager m = roomy();
+        int[] a = tokens(600, 4);
+        m.free(run(m, a, 256, 344));
+        int[] b = Arrays.copyOf(a, 400);
+        for (int i = 256; i < 400; i++) {
+            b[i] = 7;
+        }
+        KvRequest r = m.newRequest("b", b, null);
+        PrefixMatch hit = m.match(r);
+        assertThat(hit).isEqualTo(new PrefixMatch(1, 256, true));
+        assertThat(m.canAdmit(r, hit)).isTrue();
+        long usedBefore = m.usage(PageBucket.LARGE).used();
+        m.admit(r, hit);
+        assertThat(r.computed()).isEqualTo(256);
+        assertThat(r.windowValidFrom()).isZero();
+        assertThat(r.compressedWriteFrom()).isEqualTo(256);
+        assertThat(m.usage(PageBucket.LARGE).used()).isGreaterThan(usedBefore);
+        assertThat(m.stats().hits()).isEqualTo(256);
+        assertThat(m.stats().queries()).isEqualTo(600 + 400);
+        assertThat(m.allocate(r, 144)).isTrue();
+        m.commit(r, 144);
+        m.free(r);
+        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+    }
+
+    @Test
+    void saltsAndModelsNeverShare() {
+        KvCacheManager m = roomy();
+        int[] a = tokens(600, 5);
+        KvRequest first = m.newRequest("a", a, "tenant-1");
+        m.admit(first, m.match(first));
+        m.allocate(first, 600);
+        m.commit(first, 600);
+        m.free(first);
+        assertThat(m.match(m.newRequest("b", a, "tenant-2")).sharedBlocks()).isZero();
+        assertThat(m.match(m.newRequest("c", a, null)).sharedBlocks()).isZero();
+        assertThat(m.match(m.newRequest("d", a, "tenant-1")).sharedBlocks()).isEqualTo(2);
+        KvLayout other = KvLayout.of(KvModelShape.of("pro", ReferenceModel.V4_FLASH.config()), KvPrecision.DEFAULT);
+        assertThat(BlockHash.seed("flash", null)).isNotEqualTo(BlockHash.seed(other.shape().modelId(), null));
+    }
+
+    @Test
+    void evictedWindowIsRecomputedWithoutRewritingSharedCompressedPages() {
+        KvCacheManager m = manager(400, 2000, 400);
+        int[] a = tokens(8000, 6);
+        KvRequest first = run(m, a, 7936, 64);
+        int c4a = group(CacheKind.C4A_KV);
+        int[] sharedPages = IntStream.range(0, 31).map(i -> first.table(c4a).at(i)).toArray();
+        m.free(first);
+        // window pages for the boundary 7936 were cached when released...
+        int[] b = Arrays.copyOf(a, 8100);
+        for (int i = 7936; i < 8100; i++) {
+            b[i] = 3;
+        }
+        assertThat(m.match(m.newRequest("probe", b, null)).windowHit()).isTrue();
+        // ...and, released mid-request, they sit at the LRU front: pressure on MIDDLE evicts them first
+        BlockPool middle = m.poolOf(PageBucket.MIDDLE);
+        int uncached = middle.free() - middle.cachedFree();
+        int dummyGroup = group(CacheKind.C4_INDEXER_STATE);
+        int[] taken = IntStream.range(0, uncached + 1).map(i -> middle.allocate(dummyGroup)).toArray();
+        for (int p : taken) {
+            middle.release(p);
+        }
+        KvRequest r = m.newRequest("b", b, null);
+        PrefixMatch hit = m.match(r);
+        assertThat(hit.sharedBlocks()).isEqualTo(31);
+        assertThat(hit.windowHit()).isFalse();
+        assertThat(hit.computeFrom()).isEqualTo(7936 - m.recomputeDepth());
+        assertThat(m.canAdmit(r, hit)).isTrue();
+        m.admit(r, hit);
+        assertThat(r.computed()).isEqualTo(hit.computeFrom());
+        assertThat(r.windowValidFrom()).isEqualTo(hit.computeFrom());
+        assertThat(r.compressedWriteFrom()).isEqualTo(7936);
+        int needLarge = m.pagesNeeded(r, 8100 - (int) r.computed(), PageBucket.LARGE);
+        assertThat(m.allocate(r, 8100 - (int) r.computed())).isTrue();
+        // compressed pages before the boundary are the shared ones, untouched; one new block after it
+        for (int i = 0; i < 31; i++) {
+            assertThat(r.table(c4a).at(i)).isEqualTo(sharedPages[i]);
+        }
+        assertThat(r.table(c4a).size()).isEqualTo(32);
+        assertThat(needLarge).isEqualTo(1 + 2 * FLASH.kind(CacheKind.C128_STATE).worstPages() - countUnusedStatePages(r, 8100));
+        m.commit(r, 8100 - (int) hit.computeFrom());
+        assertThat(m.stats().recomputed()).isEqualTo(m.recomputeDepth());
+        m.free(r);
+        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+    }
+
+    private static int countUnusedStatePages(KvRequest r, long end) {
+        KindLayout st = FLASH.kind(CacheKind.C128_STATE);
+        long open = end % 128;
+        long held = open == 0 ? 0 : st.pageIndex(end - 1) - st.pageIndex(end - open) + 1;
+        return (int) (2 * (st.worstPages() - held));
+    }
+
+    @Test
+    void longPrefillChunkHoldsOnlyItsFinalWindow() {
+        KvCacheManager m = roomy();
+        KvRequest r = run(m, tokens(8192, 8));
+        StepDemand d = new StepDemand();
+        m.addDemand(r, 8192, d);
+        // 32 compressed blocks + the final windows only: no page per chunk token for SWA or states
+        long windowPages = 0;
+        for (KindLayout k : FLASH.kinds()) {
+            if (!k.kind().compressed() && k.bucket() == PageBucket.MIDDLE) {
+                windowPages += (long) k.groups().size() * k.worstPages();
+            }
+        }
+        assertThat(d.pages(PageBucket.MIDDLE)).isLessThanOrEqualTo((int) (32 + windowPages));
+        assertThat(m.allocate(r, 8192)).isTrue();
+        int swa = group(CacheKind.SWA_KV);
+        assertThat(m.pageOf(r, swa, 4000)).isEqualTo(-1);
+        assertThat(m.pageOf(r, swa, 8191)).isNotNegative();
+        assertThat(m.pageOf(r, swa, 8192 - 128)).isNotNegative();
+        m.commit(r, 8192);
+        m.free(r);
+    }
+
+    @Test
+    void allocationIsAllOrNothingAndPreemptKeepsHashes() {
+        KvCacheManager m = manager(3 + 14, 300, 3);
+        KvRequest r = m.newRequest("r", tokens(2000, 9), null);
+        assertThat(m.canAdmit(r, PrefixMatch.NONE)).isFalse();
+        m.admit(r, PrefixMatch.NONE);
+        assertThat(m.allocate(r, 2000)).isFalse();
+        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.allocate(r, 600)).isTrue();
+        m.commit(r, 600);
+        m.preempt(r);
+        assertThat(r.computed()).isZero();
+        assertThat(m.stats().preemptions()).isEqualTo(1);
+        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        PrefixMatch again = m.match(r);
+        assertThat(again.sharedBlocks()).isEqualTo(2);
+        m.admit(r, again);
+        assertThat(m.stats().preemptedHits()).isEqualTo(again.computeFrom());
+        m.free(r);
+        assertThatThrownBy(() -> m.allocate(r, 1)).hasMessageContaining("not running");
+    }
+
+    @Test
+    void canEverFitAndAdmissionCheckCountWholePrompt() {
+        // LARGE holds C4A blocks plus the C128 state's worst case (2 groups x 7 pages)
+        int stateWorst = FLASH.kind(CacheKind.C128_STATE).groups().size() * FLASH.kind(CacheKind.C128_STATE).worstPages();
+        assertThat(stateWorst).isEqualTo(14);
+        KvCacheManager m = manager(10 + stateWorst, 2000, 10);
+        assertThat(m.canEverFit(2560)).isTrue();
+        assertThat(m.canEverFit(2561)).isFalse();
+        KvRequest r = m.newRequest("big", tokens(3000, 10), null);
+        assertThat(m.canAdmit(r, m.match(r))).isFalse();
+        KvRequest ok = m.newRequest("ok", tokens(2000, 10), null);
+        assertThat(m.canAdmit(ok, m.match(ok))).isTrue();
+    }
+
+    @Test
+    void groupsOfOneKindShareNoPage() {
+        KvCacheManager m = roomy();
+        KvRequest r = run(m, tokens(3000, 11), 1000, 1000, 1000);
+        for (KindGroup g : FLASH.groups()) {
+            for (int i = 0; i < r.table(g.id()).size(); i++) {
+                int p = r.table(g.id()).at(i);
+                if (p >= 0) {
+                    assertThat(m.owner(g.bucket(), p)).isEqualTo(g.id());
+                }
+            }
+        }
+        m.free(r);
+    }
+}
