@@ -64,10 +64,23 @@ public final class Logprobs {
         return new TopLogprobs(ids, vals);
     }
 
+    /** 1 + the number of entries strictly larger than the token's. */
+    public static int rank(float[] logits, int offset, int vocab, int token) {
+        float v = logits[offset + token];
+        int above = 0;
+        for (int i = offset, end = offset + vocab; i < end; i++) {
+            if (logits[i] > v) {
+                above++;
+            }
+        }
+        return above + 1;
+    }
+
     /** Logprob of {@code token} plus the top {@code n}, for one position of a prompt or of the output. */
     public static SampledToken of(float[] logits, int offset, int vocab, int token, int n) {
         double logZ = logSumExp(logits, offset, vocab);
         float lp = (float) (logits[offset + token] - logZ);
-        return new SampledToken(token, lp, n > 0 ? top(logits, offset, vocab, n, logZ) : TopLogprobs.NONE);
+        return new SampledToken(token, lp, rank(logits, offset, vocab, token),
+                n > 0 ? top(logits, offset, vocab, n, logZ) : TopLogprobs.NONE);
     }
 }

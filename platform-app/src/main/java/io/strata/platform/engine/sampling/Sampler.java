@@ -54,11 +54,11 @@ public final class Sampler {
         }
         int token = p.isGreedy() ? argmax() : draw(p, rng);
         if (p.logprobs() == null) {
-            return new SampledToken(token, Float.NaN, TopLogprobs.NONE);
+            return new SampledToken(token, Float.NaN, 0, TopLogprobs.NONE);
         }
         float lp = (float) (logits[offset + token] - logZ);
         TopLogprobs top = p.logprobs() > 0 ? Logprobs.top(logits, offset, vocab, p.logprobs(), logZ) : TopLogprobs.NONE;
-        return new SampledToken(token, lp, top);
+        return new SampledToken(token, lp, Logprobs.rank(logits, offset, vocab, token), top);
     }
 
     private void applyPenalties(SamplingParams p, TokenHistory history) {

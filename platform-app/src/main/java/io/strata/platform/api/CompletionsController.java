@@ -1,0 +1,277 @@
+package io.strata.platform.api;
+
+import io.strata.platform.engine.FinishReason;
+import io.strata.platform.engine.GenerationEvent;
+import io.strata.platform.engine.InferenceEngine;
+import io.strata.platform.engine.ModelCard;
+import io.strata.platform.engine.TextCodec;
+import io.strata.platform.engine.sampling.SamplingParams;
+import io.strata.platform.requestlog.RequestLogWriter;
+import org.springframework.http.MediaType;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** {@code POST /v1/completions}: OpenAI's legacy completions with vLLM's extra sampling fields. */
+@RestController
+public class CompletionsController {
+    private final InferenceEngine engine;
+    private final ServedModelResolver models;
+    private final ApiProperties props;
+    private final RequestLogWriter requestLog;
+    private final ObjectMapper json;
+    private final SseWriter sse;
+
+    public CompletionsController(InferenceEngine engine, ServedModelResolver models, ApiProperties props,
+                                 RequestLogWriter requestLog, ObjectMapper json) {
+        this.engine = engine;
+        this.models = models;
+        this.props = props;
+        this.requestLog = requestLog;
+        this.json = json;
+        this.sse = new SseWriter(json);
+    }
+
+    @PostMapping(path = "/v1/completions", consumes = MediaType.APPLICATION_JSON_VALUE)
+    Mono<Void> completions(@RequestBody String body, ServerWebExchange exchange) {
+        RequestTrace trace = new RequestTrace(requestLog, exchange, "cmpl-", "/v1/completions");
+        try {
+            return run(body, exchange, trace);
+        } catch (ApiException e) {
+            trace.failure(e.status().value(), e.getMessage());
+            throw e;
+        } catch (RuntimeException e) {
+            trace.failure(e instanceof io.strata.platform.engine.sampling.SamplingParameterException ? 400 : 503, e.getMessage());
+            throw e;
+        }
+    }
+
+    private Mono<Void> run(String body, ServerWebExchange exchange, RequestTrace trace) {
+        RequestFields f = new RequestFields(parse(json, body));
+        ModelCard card = models.resolve(f.string("model", null));
+        String modelName = models.servedName();
+        trace.model(modelName);
+        TextCodec codec = engine.codec();
+        PromptInput prompt = PromptInput.read(f.raw("prompt"), "prompt", codec, card.vocabSize(), true);
+        trace.prompt(prompt.text(), prompt.ids().length);
+        if (f.has("suffix")) {
+            throw ApiException.invalid("suffix", "suffix is not supported by this model");
+        }
+        int n = f.integer("n", 1);
+        if (n < 1 || n > 128) {
+            throw ApiException.invalid("n", "n must be in [1, 128], got " + n);
+        }
+        if (f.has("best_of") && f.integer("best_of", n) != n) {
+            throw ApiException.invalid("best_of", "best_of is not supported (must equal n)");
+        }
+        boolean stream = f.bool("stream", false);
+        boolean includeUsage = StreamOptions.includeUsage(f, stream);
+        boolean echo = f.bool("echo", false);
+        Integer logprobs = f.integer("logprobs", null);
+        Integer requestedMax = f.integer("max_tokens", 16);
+        SamplingParams params = SamplingRequestParser.parse(f, requestedMax == null ? 16 : requestedMax, logprobs,
+                props.maxLogprobs(), card.vocabSize());
+        if (echo && logprobs != null && params.promptLogprobs() == null) {
+            // echo + logprobs reports the prompt's logprobs too, as OpenAI does
+            params = withPromptLogprobs(params, logprobs);
+        }
+        params = params.withMaxTokens(ContextLimit.resolveMaxTokens(prompt.ids().length, params.maxTokens(), card.maxModelLen()));
+        long created = System.currentTimeMillis() / 1000;
+        Flux<ChoiceEvent> events = ChoiceFanOut.submit(engine, trace.id(), prompt.ids(), params, n,
+                f.integer("priority", 0), f.string("cache_salt", null)).doOnNext(e -> trace.observe(e.event()));
+        CompletionAssembler assembler = new CompletionAssembler(trace.id(), created, modelName, codec, n, echo,
+                prompt.text(), logprobs != null, params.promptLogprobs() != null, prompt.ids().length);
+        if (stream) {
+            Flux<byte[]> out = assembler.stream(events, includeUsage, sse)
+                    .doOnComplete(() -> {
+                        if (assembler.failure() == null) {
+                            trace.success();
+                        } else {
+                            trace.failure(500, assembler.failure().getMessage());
+                        }
+                    })
+                    .doOnCancel(trace::aborted);
+            return sse.write(exchange.getResponse(), out);
+        }
+        return assembler.collect(events)
+                .doOnCancel(trace::aborted)
+                .flatMap(response -> {
+                    ApiException failure = assembler.failure();
+                    if (failure != null) {
+                        trace.failure(failure.status().value(), failure.getMessage());
+                        return Mono.error(failure);
+                    }
+                    trace.success();
+                    return sse.writeJson(exchange.getResponse(), response);
+                });
+    }
+
+    private static SamplingParams withPromptLogprobs(SamplingParams p, int n) {
+        return new SamplingParams(p.temperature(), p.topP(), p.topK(), p.minP(), p.seed(), p.presencePenalty(),
+                p.frequencyPenalty(), p.repetitionPenalty(), p.maxTokens(), p.minTokens(), p.stop(), p.stopTokenIds(),
+                p.ignoreEos(), p.logprobs(), n, p.includeStopStrInOutput(), p.skipSpecialTokens());
+    }
+
+    static JsonNode parse(ObjectMapper json, String body) {
+        if (body == null || body.isBlank()) {
+            throw ApiException.invalid(null, "Request body is empty; expected a JSON object");
+        }
+        try {
+            return json.readTree(body);
+        } catch (JacksonException e) {
+            throw ApiException.invalid(null, "Request body is not valid JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    /** Builds responses and stream chunks from the choices' events. */
+    static final class CompletionAssembler {
+        private final String id;
+        private final long created;
+        private final String model;
+        private final TextCodec codec;
+        private final ChoiceState[] choices;
+        private final boolean echo;
+        private final String promptText;
+        private final boolean logprobs;
+        private final boolean promptLogprobs;
+        private final int promptTokens;
+        private volatile ApiException failure;
+
+        CompletionAssembler(String id, long created, String model, TextCodec codec, int n, boolean echo,
+                            String promptText, boolean logprobs, boolean promptLogprobs, int promptTokens) {
+            this.id = id;
+            this.created = created;
+            this.model = model;
+            this.codec = codec;
+            this.choices = new ChoiceState[n];
+            for (int i = 0; i < n; i++) {
+                choices[i] = new ChoiceState();
+            }
+            this.echo = echo;
+            this.promptText = promptText;
+            this.logprobs = logprobs;
+            this.promptLogprobs = promptLogprobs;
+            this.promptTokens = promptTokens;
+        }
+
+        ApiException failure() {
+            return failure;
+        }
+
+        Usage usage() {
+            int completion = 0;
+            int cached = 0;
+            for (ChoiceState c : choices) {
+                completion += c.finished == null ? 0 : c.finished.completionTokens();
+            }
+            if (choices[0].started != null) {
+                cached = choices[0].started.cachedTokens();
+            }
+            return Usage.of(promptTokens, completion, cached);
+        }
+
+        Mono<CompletionResponse> collect(Flux<ChoiceEvent> events) {
+            LogprobEntries.CompletionLogprobs[] lps = new LogprobEntries.CompletionLogprobs[choices.length];
+            return events.doOnNext(ev -> {
+                ChoiceState c = choices[ev.index()];
+                switch (ev.event()) {
+                    case GenerationEvent.Started s -> {
+                        c.started = s;
+                        if (echo) {
+                            c.text.append(promptText);
+                        }
+                        if (logprobs) {
+                            lps[ev.index()] = LogprobEntries.CompletionLogprobs.empty();
+                            if (echo && s.promptLogprobs() != null) {
+                                c.textOffset = lps[ev.index()].append(s.promptLogprobs(), codec, 0);
+                            }
+                        }
+                    }
+                    case GenerationEvent.Delta d -> {
+                        if (logprobs && d.logprobs() != null) {
+                            c.textOffset = lps[ev.index()].append(d.logprobs(), codec, c.text.length());
+                        }
+                        c.text.append(d.text());
+                    }
+                    case GenerationEvent.Finished fin -> {
+                        c.finished = fin;
+                        if (fin.reason() == FinishReason.ERROR && failure == null) {
+                            failure = new ApiException(org.springframework.http.HttpStatus.INTERNAL_SERVER_ERROR,
+                                    "InternalServerError", null, "Generation failed: " + fin.error());
+                        }
+                    }
+                }
+            }).then(Mono.fromSupplier(() -> {
+                List<CompletionResponse.Choice> out = new ArrayList<>(choices.length);
+                for (int i = 0; i < choices.length; i++) {
+                    ChoiceState c = choices[i];
+                    out.add(new CompletionResponse.Choice(i, c.text.toString(), lps[i], c.reason().wire(),
+                            c.finished == null ? null : c.finished.stopReason(),
+                            promptLogprobs && c.started != null ? LogprobEntries.promptLogprobs(c.started.promptLogprobs(), codec) : null));
+                }
+                return new CompletionResponse(id, "text_completion", created, model, out, usage());
+            }));
+        }
+
+        Flux<byte[]> stream(Flux<ChoiceEvent> events, boolean includeUsage, SseWriter sse) {
+            Flux<byte[]> body = events.concatMap(ev -> {
+                ChoiceState c = choices[ev.index()];
+                return switch (ev.event()) {
+                    case GenerationEvent.Started s -> {
+                        c.started = s;
+                        if (!echo) {
+                            yield Flux.empty();
+                        }
+                        LogprobEntries.CompletionLogprobs lp = null;
+                        if (logprobs && s.promptLogprobs() != null) {
+                            lp = LogprobEntries.CompletionLogprobs.empty();
+                            c.textOffset = lp.append(s.promptLogprobs(), codec, 0);
+                        }
+                        c.text.append(promptText);
+                        yield Flux.just(sse.event(chunk(ev.index(), promptText, lp, null, null)));
+                    }
+                    case GenerationEvent.Delta d -> {
+                        LogprobEntries.CompletionLogprobs lp = null;
+                        if (logprobs && d.logprobs() != null && !d.logprobs().isEmpty()) {
+                            lp = LogprobEntries.CompletionLogprobs.empty();
+                            c.textOffset = lp.append(d.logprobs(), codec, c.text.length());
+                        }
+                        c.text.append(d.text());
+                        yield d.text().isEmpty() && lp == null ? Flux.<byte[]>empty()
+                                : Flux.just(sse.event(chunk(ev.index(), d.text(), lp, null, null)));
+                    }
+                    case GenerationEvent.Finished fin -> {
+                        c.finished = fin;
+                        if (fin.reason() == FinishReason.ERROR) {
+                            failure = new ApiException(org.springframework.http.HttpStatus.INTERNAL_SERVER_ERROR,
+                                    "InternalServerError", null, "Generation failed: " + fin.error());
+                            yield Flux.just(sse.event(failure.body()));
+                        }
+                        yield Flux.just(sse.event(chunk(ev.index(), "", null, fin.reason().wire(), fin.stopReason())));
+                    }
+                };
+            }).takeUntil(b -> failure != null);
+            Flux<byte[]> tail = Flux.defer(() -> includeUsage && failure == null
+                    ? Flux.just(sse.event(new CompletionResponse(id, "text_completion", created, model, List.of(), usage())))
+                    : Flux.empty());
+            return Flux.concat(body, tail)
+                    .onErrorResume(e -> Flux.just(sse.event(ErrorResponse.of(500, "InternalServerError", null,
+                            "Generation failed: " + e.getMessage()))))
+                    .concatWith(Mono.fromSupplier(SseWriter::done));
+        }
+
+        private CompletionResponse chunk(int index, String text, LogprobEntries.CompletionLogprobs lp, String finish, Object stopReason) {
+            return new CompletionResponse(id, "text_completion", created, model,
+                    List.of(new CompletionResponse.Choice(index, text, lp, finish, stopReason, null)), null);
+        }
+    }
+}

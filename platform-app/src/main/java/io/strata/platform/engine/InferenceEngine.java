@@ -1,0 +1,35 @@
+package io.strata.platform.engine;
+
+import reactor.core.publisher.Flux;
+
+/** The engine as the API sees it. */
+public interface InferenceEngine {
+
+    ModelCard model();
+
+    TextCodec codec();
+
+    /**
+     * Queues one choice right away. Throws {@link QueueFullException} or {@link EngineUnavailableException}
+     * when it cannot be queued, so the API can still answer 503 before any byte is sent.
+     */
+    Submission submit(GenerationRequest request);
+
+    /** Whether the engine can serve; {@code detail} says why not. */
+    EngineStatus status();
+
+    record EngineStatus(boolean up, String detail) {
+    }
+
+    /** A queued choice. */
+    interface Submission {
+        /**
+         * {@link GenerationEvent.Started}, deltas, then one {@link GenerationEvent.Finished}. Cancelling the
+         * subscription aborts the choice and frees its KV pages at once. Subscribe once.
+         */
+        Flux<GenerationEvent> events();
+
+        /** Aborts the choice (idempotent); its flux then finishes with reason ABORT. */
+        void abort();
+    }
+}

@@ -1,0 +1,217 @@
+package io.strata.platform.engine;
+
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * Continuous batching in the manner of vLLM's v1 scheduler: there are no prefill and decode phases,
+ * every sequence just catches its computed tokens up to its length. Running sequences are served
+ * first (a decode costs one token of the budget, a prefill up to the rest of the budget, so long
+ * prompts are chunked); waiting ones are admitted while budget, {@code max-num-seqs} and pages last,
+ * unless something was preempted in this step. When pages run out, the newest running sequence (or
+ * the lowest-priority one under the priority policy) is preempted: its pages are freed, its progress
+ * forgotten, and it goes back to the front of the queue to be recomputed (its blocks stay cached, so
+ * the recompute usually starts with a prefix hit).
+ */
+final class Scheduler {
+    private final KvCache kv;
+    private final int tokenBudget;
+    private final int maxNumSeqs;
+    private final boolean priority;
+    private final Deque<Sequence> waiting = new ArrayDeque<>();
+    private final List<Sequence> running = new ArrayList<>();
+    private long preemptionsTotal;
+
+    Scheduler(KvCache kv, int tokenBudget, int maxNumSeqs, boolean priority) {
+        this.kv = kv;
+        this.tokenBudget = tokenBudget;
+        this.maxNumSeqs = maxNumSeqs;
+        this.priority = priority;
+    }
+
+    /** The step's plan: chunks to run and sequences preempted while planning it. */
+    record Plan(List<StepExecutor.Chunk> chunks, List<Sequence> preempted) {
+        boolean isEmpty() {
+            return chunks.isEmpty();
+        }
+    }
+
+    void add(Sequence seq) {
+        if (priority) {
+            insertByPriority(seq);
+        } else {
+            waiting.addLast(seq);
+        }
+    }
+
+    int waitingCount() {
+        return waiting.size();
+    }
+
+    int runningCount() {
+        return running.size();
+    }
+
+    long preemptionsTotal() {
+        return preemptionsTotal;
+    }
+
+    boolean idle() {
+        return waiting.isEmpty() && running.isEmpty();
+    }
+
+    Iterable<Sequence> all() {
+        List<Sequence> all = new ArrayList<>(running);
+        all.addAll(waiting);
+        return all;
+    }
+
+    /** Removes a sequence wherever it is and frees its pages. */
+    void remove(Sequence seq) {
+        if (!running.remove(seq)) {
+            waiting.remove(seq);
+        }
+        if (seq.status != Sequence.Status.WAITING || seq.kvState != null) {
+            kv.free(seq);
+        }
+        seq.status = Sequence.Status.FINISHED;
+    }
+
+    Plan schedule() {
+        int budget = tokenBudget;
+        List<StepExecutor.Chunk> chunks = new ArrayList<>();
+        List<Sequence> preempted = new ArrayList<>();
+        Set<Sequence> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Sequence seq : new ArrayList<>(running)) {
+            if (budget <= 0) {
+                break;
+            }
+            if (seq.status != Sequence.Status.RUNNING) {
+                continue; // preempted earlier in this step
+            }
+            int numNew = Math.min(seq.length() - seq.numComputed, budget);
+            if (numNew <= 0) {
+                continue;
+            }
+            boolean ok = false;
+            while (true) {
+                if (kv.allocate(seq, numNew)) {
+                    ok = true;
+                    break;
+                }
+                Sequence victim = victim(scheduled);
+                if (victim == null) {
+                    break;
+                }
+                preempt(victim);
+                preempted.add(victim);
+                if (victim == seq) {
+                    break;
+                }
+            }
+            if (ok) {
+                chunks.add(chunk(seq, numNew));
+                scheduled.add(seq);
+                budget -= numNew;
+            }
+        }
+        if (preempted.isEmpty()) {
+            admit(budget, chunks);
+        }
+        return new Plan(chunks, preempted);
+    }
+
+    private void admit(int budget, List<StepExecutor.Chunk> chunks) {
+        while (budget > 0 && !waiting.isEmpty() && running.size() < maxNumSeqs) {
+            Sequence seq = waiting.peekFirst();
+            boolean firstAdmission = !seq.admittedOnce;
+            if (seq.numComputed == 0) {
+                int hit = kv.acquirePrefix(seq);
+                seq.numComputed = hit;
+                if (firstAdmission) {
+                    seq.cachedTokens = hit;
+                }
+            }
+            int numNew = Math.min(seq.length() - seq.numComputed, budget);
+            if (!kv.allocate(seq, numNew)) {
+                kv.free(seq);
+                seq.numComputed = 0;
+                break;
+            }
+            waiting.pollFirst();
+            seq.admittedOnce = true;
+            seq.status = Sequence.Status.RUNNING;
+            if (seq.firstScheduledNanos == 0) {
+                seq.firstScheduledNanos = System.nanoTime();
+            }
+            running.add(seq);
+            chunks.add(chunk(seq, numNew));
+            budget -= numNew;
+        }
+    }
+
+    private StepExecutor.Chunk chunk(Sequence seq, int numNew) {
+        boolean ends = seq.numComputed + numNew == seq.length();
+        StepExecutor.LogitsWanted wanted = seq.wantsPromptLogprobs() ? StepExecutor.LogitsWanted.ALL
+                : ends ? StepExecutor.LogitsWanted.LAST : StepExecutor.LogitsWanted.NONE;
+        return new StepExecutor.Chunk(seq, seq.numComputed, numNew, wanted);
+    }
+
+    /** Newest running sequence not yet in this step (vLLM pops the last admitted); by priority when on. */
+    private Sequence victim(Set<Sequence> scheduled) {
+        Comparator<Sequence> order = priority
+                ? Comparator.<Sequence>comparingInt(s -> s.priority).thenComparingLong(s -> s.seqNo)
+                : Comparator.comparingLong(s -> s.seqNo);
+        Sequence best = null;
+        for (Sequence s : running) {
+            if (scheduled.contains(s)) {
+                continue;
+            }
+            if (best == null || order.compare(s, best) > 0) {
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    private void preempt(Sequence seq) {
+        running.remove(seq);
+        kv.free(seq);
+        seq.numComputed = 0;
+        seq.status = Sequence.Status.WAITING;
+        seq.preemptions++;
+        preemptionsTotal++;
+        if (seq.promptLogprobs != null && seq.promptLogprobs.size() < seq.promptLength) {
+            seq.promptLogprobs.subList(1, seq.promptLogprobs.size()).clear();
+        }
+        if (priority) {
+            insertByPriority(seq);
+        } else {
+            waiting.addFirst(seq);
+        }
+    }
+
+    private void insertByPriority(Sequence seq) {
+        // stable: lower priority value first, then arrival order
+        List<Sequence> tmp = new ArrayList<>(waiting);
+        int at = 0;
+        while (at < tmp.size() && (tmp.get(at).priority < seq.priority
+                || (tmp.get(at).priority == seq.priority && tmp.get(at).seqNo < seq.seqNo))) {
+            at++;
+        }
+        tmp.add(at, seq);
+        waiting.clear();
+        waiting.addAll(tmp);
+    }
+
+    /** Marks the planned tokens computed (called after the step succeeded). */
+    void advance(StepExecutor.Chunk c) {
+        c.seq().numComputed += c.count();
+    }
+}

@@ -1,0 +1,351 @@
+package io.strata.platform.engine;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.platform.engine.sampling.Logprobs;
+import io.strata.platform.engine.sampling.SampledToken;
+import io.strata.platform.engine.sampling.Sampler;
+import io.strata.platform.engine.sampling.StopStringMatcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The engine: one platform thread runs the loop (schedule → backend step → sample → stream), so Reactor
+ * threads never block on model work. Requests and aborts reach it through a lock-free inbox. A backend
+ * failure fails the sequences of that step only; three failed steps in a row mark the backend unusable
+ * (health DOWN, new requests 503).
+ */
+public final class ServingEngine implements InferenceEngine, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ServingEngine.class);
+    private static final int FAILED_STEPS_BEFORE_DOWN = 3;
+
+    private sealed interface Command {
+        record Add(Sequence seq) implements Command {
+        }
+
+        record Abort(Sequence seq) implements Command {
+        }
+    }
+
+    private final ModelCard model;
+    private final TextCodec codec;
+    private final EngineProperties props;
+    private final KvCache kv;
+    private final StepExecutor executor;
+    private final Scheduler scheduler;
+    private final Sampler sampler;
+    private final EngineMetrics metrics;
+    private final ConcurrentLinkedQueue<Command> inbox = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queuedRequests = new AtomicInteger();
+    private final AtomicLong queuedTokens = new AtomicLong();
+    private final AtomicLong seqNo = new AtomicLong();
+    private final SplittableRandom seeds = new SplittableRandom();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile EngineStatus status = new EngineStatus(true, "");
+    private volatile int runningGauge;
+    private volatile int waitingGauge;
+    private volatile double kvUsageGauge;
+    private volatile long stepsCompleted;
+    private int consecutiveFailures;
+
+    public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCache kv, StepExecutor executor,
+                         MeterRegistry registry) {
+        this.model = model;
+        this.codec = codec;
+        this.props = props;
+        this.kv = kv;
+        this.executor = executor;
+        this.scheduler = new Scheduler(kv, props.maxNumBatchedTokens(), props.maxNumSeqs(), props.priorityPolicy());
+        this.sampler = new Sampler(executor.vocab());
+        this.metrics = new EngineMetrics(registry, model.id(), () -> runningGauge, () -> waitingGauge, () -> kvUsageGauge);
+        this.thread = Thread.ofPlatform().name("strata-engine").daemon().start(this::loop);
+    }
+
+    @Override
+    public ModelCard model() {
+        return model;
+    }
+
+    @Override
+    public TextCodec codec() {
+        return codec;
+    }
+
+    @Override
+    public EngineStatus status() {
+        return status;
+    }
+
+    /** Page accounting, for tests and the load test's leak check (read from any thread; approximate while busy). */
+    public KvCache.Usage kvUsage() {
+        return kvSnapshot;
+    }
+
+    private volatile KvCache.Usage kvSnapshot = new KvCache.Usage(0, 0, 0, 0);
+
+    public int runningCount() {
+        return runningGauge;
+    }
+
+    public int waitingCount() {
+        return waitingGauge;
+    }
+
+    /** Choices queued or running (what {@code max-queued-requests} counts). */
+    public int inFlight() {
+        return queuedRequests.get();
+    }
+
+    public long stepsCompleted() {
+        return stepsCompleted;
+    }
+
+    @Override
+    public Submission submit(GenerationRequest request) {
+        if (!status.up() || !running) {
+            throw new EngineUnavailableException("The engine is not serving: " + status.detail());
+        }
+        int prompt = request.promptTokens().length;
+        int total = prompt + request.params().maxTokens();
+        if (!kv.canEverFit(total)) {
+            throw new EngineUnavailableException("A sequence of " + total + " tokens can never fit the KV cache of this server");
+        }
+        if (queuedRequests.incrementAndGet() > props.maxQueuedRequests()) {
+            queuedRequests.decrementAndGet();
+            throw new QueueFullException("The request queue is full (max-queued-requests=" + props.maxQueuedRequests()
+                    + "). Retry later.");
+        }
+        if (queuedTokens.addAndGet(prompt) > props.maxQueuedTokens()) {
+            queuedTokens.addAndGet(-prompt);
+            queuedRequests.decrementAndGet();
+            throw new QueueFullException("The request queue is full (max-queued-tokens=" + props.maxQueuedTokens()
+                    + " prompt tokens waiting). Retry later.");
+        }
+        long fallbackSeed;
+        synchronized (seeds) {
+            fallbackSeed = seeds.nextLong();
+        }
+        Sequence seq = new Sequence(request.requestId(), seqNo.incrementAndGet(), request.promptTokens(),
+                request.params(), request.priority(), request.cacheSalt(), codec, fallbackSeed);
+        inbox.add(new Command.Add(seq));
+        LockSupport.unpark(thread);
+        return new Submission() {
+            @Override
+            public Flux<GenerationEvent> events() {
+                return seq.sink.asFlux().doOnCancel(this::abort);
+            }
+
+            @Override
+            public void abort() {
+                if (!seq.abortRequested) {
+                    seq.abortRequested = true;
+                    inbox.add(new Command.Abort(seq));
+                    LockSupport.unpark(thread);
+                }
+            }
+        };
+    }
+
+    private void loop() {
+        while (running) {
+            try {
+                drainInbox();
+                if (scheduler.idle()) {
+                    publishGauges();
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                    continue;
+                }
+                step();
+            } catch (Throwable t) {
+                // never let the loop die: fail what is in flight and carry on
+                log.error("Engine loop error", t);
+                for (Sequence s : scheduler.all()) {
+                    finish(s, FinishReason.ERROR, null, "engine error: " + t);
+                }
+            }
+        }
+        drainInbox();
+        for (Sequence s : scheduler.all()) {
+            finish(s, FinishReason.ABORT, null, null);
+        }
+    }
+
+    private void drainInbox() {
+        Command c;
+        while ((c = inbox.poll()) != null) {
+            switch (c) {
+                case Command.Add a -> {
+                    if (a.seq().abortRequested) {
+                        finish(a.seq(), FinishReason.ABORT, null, null);
+                    } else {
+                        scheduler.add(a.seq());
+                    }
+                }
+                case Command.Abort a -> {
+                    if (a.seq().status != Sequence.Status.FINISHED) {
+                        finish(a.seq(), FinishReason.ABORT, null, null);
+                    }
+                }
+            }
+        }
+    }
+
+    private void step() {
+        Scheduler.Plan plan = scheduler.schedule();
+        if (!plan.preempted().isEmpty()) {
+            metrics.preempted(plan.preempted().size());
+        }
+        publishGauges();
+        if (plan.isEmpty()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            return;
+        }
+        for (StepExecutor.Chunk c : plan.chunks()) {
+            Sequence s = c.seq();
+            if (!s.queueRecorded) {
+                s.queueRecorded = true;
+                metrics.queued(s.firstScheduledNanos - s.arrivalNanos);
+            }
+        }
+        StepExecutor.Output out;
+        int tokens = 0;
+        for (StepExecutor.Chunk c : plan.chunks()) {
+            tokens += c.count();
+        }
+        try {
+            out = executor.execute(plan.chunks());
+            consecutiveFailures = 0;
+        } catch (RuntimeException | Error e) {
+            metrics.stepFailed();
+            consecutiveFailures++;
+            log.error("Backend step failed ({} sequences affected)", plan.chunks().size(), e);
+            for (StepExecutor.Chunk c : plan.chunks()) {
+                finish(c.seq(), FinishReason.ERROR, null, "backend error: " + e.getMessage());
+            }
+            if (consecutiveFailures >= FAILED_STEPS_BEFORE_DOWN) {
+                status = new EngineStatus(false, "backend failed " + consecutiveFailures
+                        + " steps in a row; last error: " + e.getMessage());
+                log.error("Backend marked unusable: {}", status.detail());
+                for (Sequence s : scheduler.all()) {
+                    finish(s, FinishReason.ERROR, null, status.detail());
+                }
+            }
+            return;
+        }
+        metrics.step(tokens);
+        stepsCompleted++;
+        int vocab = out.vocab();
+        int row = 0;
+        for (StepExecutor.Chunk c : plan.chunks()) {
+            Sequence s = c.seq();
+            scheduler.advance(c);
+            kv.committed(s);
+            int lastRow = -1;
+            switch (c.logits()) {
+                case NONE -> {
+                }
+                case LAST -> lastRow = row++;
+                case ALL -> {
+                    for (int p = c.start(); p < c.start() + c.count(); p++, row++) {
+                        if (p + 1 < s.promptLength() && s.promptLogprobs.size() == p + 1) {
+                            s.promptLogprobs.add(Logprobs.of(out.logits(), row * vocab, vocab, s.token(p + 1),
+                                    s.params.promptLogprobs()));
+                        }
+                        lastRow = row;
+                    }
+                }
+            }
+            if (s.status == Sequence.Status.FINISHED || s.numComputed < s.length()) {
+                continue;
+            }
+            if (!s.startedSent) {
+                s.startedSent = true;
+                emit(s, new GenerationEvent.Started(s.promptLength(), Math.max(0, s.cachedTokens),
+                        s.firstScheduledNanos - s.arrivalNanos, s.promptLogprobs));
+                queuedTokens.addAndGet(-s.promptLength());
+            }
+            SampledToken t = sampler.sample(out.logits(), lastRow * vocab, s.params, s.history, s.rng, codec.eosTokenId());
+            accept(s, t);
+        }
+        publishGauges();
+    }
+
+    private void accept(Sequence s, SampledToken t) {
+        long now = System.nanoTime();
+        if (s.firstTokenNanos == 0) {
+            s.firstTokenNanos = now;
+            metrics.firstToken(now - s.arrivalNanos);
+        } else {
+            metrics.interToken(now - s.lastTokenNanos);
+        }
+        s.lastTokenNanos = now;
+        metrics.generated();
+        int token = t.token();
+        s.append(token);
+        List<SampledToken> lps = t.hasLogprob() ? List.of(t) : null;
+        boolean eos = token == codec.eosTokenId() && !s.params.ignoreEos();
+        boolean stopToken = s.params.stopTokenIds().contains(token);
+        String text = eos || stopToken ? "" : s.decoder.next(token);
+        StopStringMatcher.Step stop = s.stops.accept(text);
+        if (stop.stopped()) {
+            emit(s, new GenerationEvent.Delta(new int[]{token}, stop.emit(), lps));
+            finish(s, FinishReason.STOP, stop.matchedStop(), null);
+            return;
+        }
+        boolean length = s.outputLength() >= s.params.maxTokens() || s.length() >= model.maxModelLen();
+        if (eos || stopToken || length) {
+            String rest = stop.emit() + s.stops.accept(s.decoder.finish()).emit() + s.stops.flush();
+            emit(s, new GenerationEvent.Delta(new int[]{token}, rest, lps));
+            finish(s, eos || stopToken ? FinishReason.STOP : FinishReason.LENGTH, stopToken ? token : null, null);
+            return;
+        }
+        emit(s, new GenerationEvent.Delta(new int[]{token}, stop.emit(), lps));
+    }
+
+    private void emit(Sequence s, GenerationEvent e) {
+        s.sink.tryEmitNext(e);
+    }
+
+    private void finish(Sequence s, FinishReason reason, Object stopReason, String error) {
+        if (s.finishedSent) {
+            return;
+        }
+        scheduler.remove(s);
+        s.finishedSent = true;
+        if (!s.startedSent) {
+            queuedTokens.addAndGet(-s.promptLength());
+        }
+        queuedRequests.decrementAndGet();
+        metrics.finished(reason, s.promptLength(), Math.max(0, s.cachedTokens), System.nanoTime() - s.arrivalNanos);
+        emit(s, new GenerationEvent.Finished(reason, stopReason, s.promptLength(), Math.max(0, s.cachedTokens),
+                s.outputLength(), error));
+        s.sink.tryEmitComplete();
+    }
+
+    private void publishGauges() {
+        runningGauge = scheduler.runningCount();
+        waitingGauge = scheduler.waitingCount();
+        KvCache.Usage u = kv.usage();
+        kvSnapshot = u;
+        kvUsageGauge = u.usedFraction();
+    }
+
+    /** Stops the loop; everything still queued or running finishes with reason ABORT. */
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        status = new EngineStatus(false, "shutting down");
+        LockSupport.unpark(thread);
+        thread.join(10_000);
+    }
+}

@@ -1,0 +1,37 @@
+package io.strata.platform.engine;
+
+import java.util.List;
+
+/** Runs one engine step on the backend. Called only from the engine thread. */
+public interface StepExecutor {
+
+    /**
+     * One sequence's share of a step: tokens {@code [start, start + count)} of the sequence, whose KV
+     * pages the {@link KvCache} has reserved.
+     *
+     * @param logits   which logits rows the engine needs from this chunk
+     */
+    record Chunk(Sequence seq, int start, int count, LogitsWanted logits) {
+    }
+
+    enum LogitsWanted {
+        /** Middle of a prefill: none. */
+        NONE,
+        /** The chunk ends at the sequence's last token: one row, to sample from. */
+        LAST,
+        /** Every position of the chunk (prompt logprobs); the last row is also sampled from when it ends the sequence. */
+        ALL
+    }
+
+    /**
+     * @param logits rows of {@code vocab} floats, chunk after chunk in the order given, only for chunks
+     *               that asked: one row for LAST, {@code count} rows for ALL
+     */
+    record Output(float[] logits, int vocab) {
+    }
+
+    Output execute(List<Chunk> chunks);
+
+    /** Vocabulary (logits row length). */
+    int vocab();
+}
