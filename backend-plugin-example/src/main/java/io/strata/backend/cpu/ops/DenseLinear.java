@@ -9,33 +9,20 @@ import java.lang.foreign.MemorySegment;
  * bf16 {@code F.linear} (fp32 accumulate, bf16 result); without it this is the reference's fp32 linear
  * (compressor projections, router, head), whose bf16 checkpoint weights are cast to fp32 exactly.
  */
-public final class DenseLinear implements Linear {
+public final class DenseLinear extends BlockedLinear {
     private final MemorySegment w;
     private final boolean bf16Weights;
-    private final int in;
-    private final int out;
     private final boolean roundOutput;
 
     public DenseLinear(MemorySegment w, boolean bf16Weights, int out, int in, boolean roundOutput) {
+        super(out, in);
         long need = (long) out * in * (bf16Weights ? 2 : 4);
         if (w.byteSize() != need) {
             throw new IllegalArgumentException("weight has " + w.byteSize() + " bytes, expected " + need);
         }
         this.w = w;
         this.bf16Weights = bf16Weights;
-        this.in = in;
-        this.out = out;
         this.roundOutput = roundOutput;
-    }
-
-    @Override
-    public int inFeatures() {
-        return in;
-    }
-
-    @Override
-    public int outFeatures() {
-        return out;
     }
 
     @Override
@@ -43,26 +30,29 @@ public final class DenseLinear implements Linear {
         return w.byteSize();
     }
 
+    @Override
+    boolean roundOutput() {
+        return roundOutput;
+    }
+
     /** Row {@code n} of the weight as fp32. */
     public void row(int n, float[] dst) {
-        if (bf16Weights) {
-            WeightDecode.bf16Row(w, (long) n * in * 2, in, dst);
+        decodeRow(n, dst, 0, null);
+    }
+
+    @Override
+    void decodeRow(int n, float[] dst, int dstOff, byte[] tmp) {
+        if (!bf16Weights) {
+            MemorySegment.copy(w, Layouts.FLOAT, (long) n * in * 4, dst, dstOff, in);
+        } else if (VectorDecode.supports(in)) {
+            VectorDecode.bf16Row(w, (long) n * in * 2, in, dst, dstOff);
         } else {
-            MemorySegment.copy(w, Layouts.FLOAT, (long) n * in * 4, dst, 0, in);
+            WeightDecode.bf16Row(w, (long) n * in * 2, in, dst, dstOff);
         }
     }
 
     @Override
     public void forward(float[] x, int rows, float[] y) {
-        Parallel.range(out, Math.max(1, 8192 / Math.max(1, in * rows)) * 4, (from, to) -> {
-            float[] wr = new float[in];
-            for (int n = from; n < to; n++) {
-                row(n, wr);
-                for (int r = 0; r < rows; r++) {
-                    float v = VectorMath.dot(x, r * in, wr, 0, in);
-                    y[r * out + n] = roundOutput ? Bf16.round(v) : v;
-                }
-            }
-        });
+        gemm(x, rows, y);
     }
 }

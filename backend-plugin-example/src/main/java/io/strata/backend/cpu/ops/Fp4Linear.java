@@ -7,31 +7,18 @@ import java.lang.foreign.MemorySegment;
  * and 32 inputs: the routed experts. The activation is FP8-quantized per 128 first, as the reference's
  * {@code fp4_gemm} path does; output is bf16.
  */
-public final class Fp4Linear implements Linear {
+public final class Fp4Linear extends BlockedLinear {
     private final MemorySegment w;
     private final MemorySegment scale;
-    private final int in;
-    private final int out;
     private float[] xq = new float[0];
 
     public Fp4Linear(MemorySegment w, MemorySegment scale, int out, int in) {
+        super(out, in);
         if (w.byteSize() != (long) out * in / 2 || scale.byteSize() != (long) out * (in / 32)) {
             throw new IllegalArgumentException("FP4 weight/scale sizes do not match [" + out + ", " + in + "]");
         }
         this.w = w;
         this.scale = scale;
-        this.in = in;
-        this.out = out;
-    }
-
-    @Override
-    public int inFeatures() {
-        return in;
-    }
-
-    @Override
-    public int outFeatures() {
-        return out;
     }
 
     @Override
@@ -39,12 +26,26 @@ public final class Fp4Linear implements Linear {
         return w.byteSize() + scale.byteSize();
     }
 
+    @Override
+    boolean roundOutput() {
+        return true;
+    }
+
     public void row(int n, float[] dst, byte[] tmp) {
-        WeightDecode.fp4Row(w, (long) n * in / 2, scale, (long) n * (in / 32), in, dst, tmp);
+        decodeRow(n, dst, 0, tmp);
     }
 
     @Override
-    public void forward(float[] x, int rows, float[] y) {
+    void decodeRow(int n, float[] dst, int dstOff, byte[] tmp) {
+        if (VectorDecode.supports(in)) {
+            VectorDecode.fp4Row(w, (long) n * in / 2, scale, (long) n * (in / 32), in, dst, dstOff);
+        } else {
+            WeightDecode.fp4Row(w, (long) n * in / 2, scale, (long) n * (in / 32), in, dst, dstOff, tmp);
+        }
+    }
+
+    @Override
+    public synchronized void forward(float[] x, int rows, float[] y) {
         if (xq.length < rows * in) {
             xq = new float[rows * in];
         }
@@ -52,16 +53,6 @@ public final class Fp4Linear implements Linear {
         for (int r = 0; r < rows; r++) {
             Fp8.actQuantInPlace(xq, r * in, in, 128);
         }
-        float[] act = xq;
-        Parallel.range(out, Math.max(1, 8192 / Math.max(1, in * rows)) * 4, (from, to) -> {
-            float[] wr = new float[in];
-            byte[] tmp = new byte[in / 2];
-            for (int n = from; n < to; n++) {
-                row(n, wr, tmp);
-                for (int r = 0; r < rows; r++) {
-                    y[r * out + n] = Bf16.round(VectorMath.dot(act, r * in, wr, 0, in));
-                }
-            }
-        });
+        gemm(xq, rows, y);
     }
 }

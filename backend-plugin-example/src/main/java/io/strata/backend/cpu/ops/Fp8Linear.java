@@ -9,35 +9,22 @@ import java.lang.foreign.MemorySegment;
  * sums up to summation order. Without it, this is {@code wo_a}: dequantized to bf16 by the converter
  * and used in a bf16 einsum. Output is bf16.
  */
-public final class Fp8Linear implements Linear {
+public final class Fp8Linear extends BlockedLinear {
     private final MemorySegment w;
     private final MemorySegment scale;
-    private final int in;
-    private final int out;
     private final int scaleCols;
     private final boolean quantizeInput;
     private float[] xq = new float[0];
 
     public Fp8Linear(MemorySegment w, MemorySegment scale, int out, int in, boolean quantizeInput) {
+        super(out, in);
         this.scaleCols = (in + 127) / 128;
         if (w.byteSize() != (long) out * in || scale.byteSize() != (long) ((out + 127) / 128) * scaleCols) {
             throw new IllegalArgumentException("FP8 weight/scale sizes do not match [" + out + ", " + in + "]");
         }
         this.w = w;
         this.scale = scale;
-        this.in = in;
-        this.out = out;
         this.quantizeInput = quantizeInput;
-    }
-
-    @Override
-    public int inFeatures() {
-        return in;
-    }
-
-    @Override
-    public int outFeatures() {
-        return out;
     }
 
     @Override
@@ -45,13 +32,27 @@ public final class Fp8Linear implements Linear {
         return w.byteSize() + scale.byteSize();
     }
 
+    @Override
+    boolean roundOutput() {
+        return true;
+    }
+
     /** Row {@code n}, dequantized to fp32. */
     public void row(int n, float[] dst, byte[] tmp) {
-        WeightDecode.fp8Row(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, dst, tmp);
+        decodeRow(n, dst, 0, tmp);
     }
 
     @Override
-    public void forward(float[] x, int rows, float[] y) {
+    void decodeRow(int n, float[] dst, int dstOff, byte[] tmp) {
+        if (VectorDecode.supports(in)) {
+            VectorDecode.fp8Row(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, dst, dstOff);
+        } else {
+            WeightDecode.fp8Row(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, dst, dstOff, tmp);
+        }
+    }
+
+    @Override
+    public synchronized void forward(float[] x, int rows, float[] y) {
         float[] a = x;
         if (quantizeInput) {
             if (xq.length < rows * in) {
@@ -63,16 +64,6 @@ public final class Fp8Linear implements Linear {
             }
             a = xq;
         }
-        float[] act = a;
-        Parallel.range(out, Math.max(1, 8192 / Math.max(1, in * rows)) * 4, (from, to) -> {
-            float[] wr = new float[in];
-            byte[] tmp = new byte[in];
-            for (int n = from; n < to; n++) {
-                row(n, wr, tmp);
-                for (int r = 0; r < rows; r++) {
-                    y[r * out + n] = Bf16.round(VectorMath.dot(act, r * in, wr, 0, in));
-                }
-            }
-        });
+        gemm(a, rows, y);
     }
 }
