@@ -1,0 +1,34 @@
+package io.strata.platform.admin;
+
+import io.strata.platform.plugins.PluginHost;
+import io.strata.platform.plugins.PluginView;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+
+import java.util.List;
+
+/**
+ * The console's landing page. Cards other than the backend summary are placeholders that later
+ * parts of the platform (KV cache, prefix cache, load, latency) fill through their own fragments in
+ * {@code templates/admin/cards/}.
+ */
+@Controller
+public class DashboardController {
+    private final PluginHost plugins;
+
+    public DashboardController(PluginHost plugins) {
+        this.plugins = plugins;
+    }
+
+    @GetMapping({"/admin", "/admin/"})
+    public String dashboard(Model model) {
+        List<PluginView> all = plugins.plugins();
+        model.addAttribute("pluginCount", all.size());
+        model.addAttribute("startedCount", all.stream().filter(p -> "STARTED".equals(p.state())).count());
+        model.addAttribute("failedCount", all.stream().filter(PluginView::failed).count());
+        model.addAttribute("availableBackends", plugins.availableBackends().stream()
+                .map(b -> b.pluginId() + " (" + b.probe().devices().size() + " device(s))").toList());
+        return "admin/dashboard";
+    }
+}

@@ -1,0 +1,61 @@
+package io.strata.platform.admin;
+
+import io.strata.platform.config.PluginProperties;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.stereotype.Component;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import org.springframework.web.util.UriComponentsBuilder;
+import reactor.core.publisher.Mono;
+
+import java.net.URI;
+
+/**
+ * Turns "upload too large" into a message on the Plugins page. The multipart size limit trips while
+ * the body is parsed, and the first to parse it is the CSRF filter (it reads the form's token), so
+ * the error happens before any controller could handle it; this filter sits in front of security.
+ */
+@Component
+public class UploadLimitFilter implements WebFilter, Ordered {
+    static final String UPLOAD_PATH = "/admin/plugins/upload";
+
+    private final PluginProperties properties;
+
+    public UploadLimitFilter(PluginProperties properties) {
+        this.properties = properties;
+    }
+
+    @Override
+    public int getOrder() {
+        // before Spring Security's WebFilterChainProxy (-100)
+        return -200;
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        if (!UPLOAD_PATH.equals(exchange.getRequest().getPath().pathWithinApplication().value())) {
+            return chain.filter(exchange);
+        }
+        // A refused or partly read upload can leave the connection in a state Chromium stalls on
+        // (seen in the browser tests); a fresh connection for the next request avoids it.
+        exchange.getResponse().beforeCommit(() -> {
+            exchange.getResponse().getHeaders().set(HttpHeaders.CONNECTION, "close");
+            return Mono.empty();
+        });
+        return chain.filter(exchange).onErrorResume(DataBufferLimitException.class, e -> {
+            if (exchange.getResponse().isCommitted()) {
+                return Mono.error(e);
+            }
+            String message = "Rejected: the jar is larger than " + properties.maxUploadSize().toMegabytes()
+                    + " MB (strata.plugins.max-upload-size)";
+            exchange.getResponse().setStatusCode(HttpStatus.SEE_OTHER);
+            exchange.getResponse().getHeaders().setLocation(URI.create(UriComponentsBuilder.fromPath("/admin/plugins")
+                    .queryParam("error", message).encode().build().toUriString()));
+            return exchange.getResponse().setComplete();
+        });
+    }
+}

@@ -1,0 +1,177 @@
+package io.strata.platform.admin;
+
+import io.strata.platform.config.TestPlatform;
+import io.strata.platform.plugins.PluginHost;
+import io.strata.platform.plugins.PluginJars;
+import io.strata.platform.web.Browser;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The console in a real headless Chromium: login, the dashboard, the Plugins page with both built
+ * plugins, disable/enable, and installing a plugin by uploading its jar through the page.
+ * Screenshots go to platform-app/target/screenshots/.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class AdminConsoleBrowserTest {
+    static final Path HOME = tempHome();
+
+    @DynamicPropertySource
+    static void platformHome(DynamicPropertyRegistry registry) throws IOException {
+        PluginJars.copyBuiltPlugins(HOME.resolve("plugins"));
+        registry.add("strata.plugins.dir", () -> HOME.resolve("plugins").toString());
+        registry.add("strata.db.path", () -> HOME.resolve("db/strata").toString());
+        registry.add("strata.admin.initial-password", () -> TestPlatform.ADMIN_PASSWORD);
+        registry.add("strata.plugins.max-upload-size", () -> "1MB");
+    }
+
+    @LocalServerPort
+    int port;
+    @Autowired
+    PluginHost host;
+
+    static Browser browser;
+
+    @BeforeAll
+    static void checkBrowser() {
+        assertThat(Browser.installed())
+                .as("chromium and chromium-driver must be installed (apt-get install -y chromium chromium-driver)")
+                .isTrue();
+    }
+
+    @AfterAll
+    static void closeBrowser() {
+        if (browser != null) {
+            browser.close();
+        }
+    }
+
+    private Browser browser() {
+        if (browser == null) {
+            browser = new Browser("http://localhost:" + port);
+        }
+        return browser;
+    }
+
+    @Test
+    void wrongPasswordIsRejectedAndTheRightOneOpensTheDashboard() {
+        Browser b = browser();
+        b.driver().manage().deleteAllCookies();
+        b.open("/admin");
+        assertThat(b.path()).isEqualTo("/login");
+
+        b.logIn("admin", "not-the-password");
+        b.waitFor(By.id("login-error"));
+        assertThat(b.path()).startsWith("/login");
+        b.screenshot("01-login-rejected");
+
+        b.logIn("admin", TestPlatform.ADMIN_PASSWORD);
+        b.waitFor(By.id("card-backends"));
+        assertThat(b.path()).isIn("/admin", "/");
+        for (String card : new String[]{"health-strip", "card-kv", "card-prefix-cache", "card-load", "card-latency"}) {
+            assertThat(b.find(By.id(card)).isDisplayed()).as(card).isTrue();
+        }
+        b.waitForText(By.id("health-status"), "UP");
+        b.screenshot("02-dashboard");
+    }
+
+    @Test
+    void pluginsPageShowsBothPluginsAndCanDisableAndEnable() {
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        WebElement cpu = b.waitFor(By.id("plugin-cpu"));
+        WebElement cuda = b.find(By.id("plugin-cuda"));
+        assertThat(cpu.findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+        assertThat(cpu.findElement(By.className("probe")).getText()).contains("available");
+        assertThat(cpu.findElement(By.className("devices")).getText()).contains("cores");
+        assertThat(cuda.findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+        if (!host.availableBackends().stream().anyMatch(x -> x.pluginId().equals("cuda"))) {
+            assertThat(cuda.findElement(By.className("probe")).getText()).contains("unavailable").contains("CUDA unavailable:");
+        }
+        b.screenshot("03-plugins");
+
+        b.find(By.id("disable-cuda")).click();
+        b.waitFor(By.id("notice"));
+        assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("DISABLED");
+        assertThat(host.plugin("cuda").orElseThrow().state()).isEqualTo("DISABLED");
+        b.screenshot("04-plugin-disabled");
+
+        b.find(By.id("enable-cuda")).click();
+        b.waitFor(By.id("notice"));
+        assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+    }
+
+    @Test
+    void uploadingAPluginJarThroughThePageInstallsIt() throws IOException {
+        Path jar = PluginJars.workingPlugin(Files.createTempDirectory("upload-").resolve("acme-backend.jar"), "acme", "Acme X1");
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        b.waitFor(By.id("upload-file")).sendKeys(jar.toString());
+        b.find(By.id("upload-submit")).click();
+        b.waitFor(By.id("notice"));
+        assertThat(b.find(By.id("notice")).getText()).contains("Installed plugin acme");
+        WebElement acme = b.find(By.id("plugin-acme"));
+        assertThat(acme.findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+        assertThat(acme.findElement(By.className("devices")).getText()).contains("Acme X1");
+        assertThat(Files.exists(HOME.resolve("plugins/acme-2.0.0.jar"))).isTrue();
+        b.screenshot("05-plugin-uploaded");
+
+        // the same id again is refused, and so is a jar that is not a plugin
+        b.find(By.id("upload-file")).sendKeys(jar.toString());
+        b.find(By.id("upload-submit")).click();
+        b.waitFor(By.id("error"));
+        assertThat(b.find(By.id("error")).getText()).contains("already installed");
+
+        Path notPlugin = PluginJars.notAPluginJar(Files.createTempDirectory("upload-").resolve("library.jar"));
+        b.find(By.id("upload-file")).sendKeys(notPlugin.toString());
+        b.find(By.id("upload-submit")).click();
+        b.waitFor(By.id("error"));
+        assertThat(b.find(By.id("error")).getText()).contains("no plugin.properties");
+        assertThat(Files.exists(HOME.resolve("plugins/library.jar"))).isFalse();
+        b.screenshot("06-upload-rejected");
+    }
+
+    @Test
+    void anUploadOverTheSizeLimitIsRefused() throws IOException {
+        Path big = Files.createTempDirectory("upload-").resolve("huge.jar");
+        Files.write(big, new byte[2 * 1024 * 1024]);
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        b.waitFor(By.id("upload-file")).sendKeys(big.toString());
+        b.find(By.id("upload-submit")).click();
+        b.waitFor(By.id("error"));
+        assertThat(b.find(By.id("error")).getText()).contains("larger than 1 MB");
+    }
+
+    private Browser loggedIn() {
+        Browser b = browser();
+        b.open("/admin");
+        if (b.path().startsWith("/login")) {
+            b.logIn("admin", TestPlatform.ADMIN_PASSWORD);
+            b.waitFor(By.id("card-backends"));
+        }
+        return b;
+    }
+
+    private static Path tempHome() {
+        try {
+            return Files.createTempDirectory("strata-console-");
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

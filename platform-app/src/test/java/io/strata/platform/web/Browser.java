@@ -1,0 +1,101 @@
+package io.strata.platform.web;
+
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+
+/**
+ * A real headless Chromium driven by Selenium. The driver and browser paths are given explicitly
+ * so Selenium Manager never tries to download anything.
+ */
+public final class Browser implements AutoCloseable {
+    private static final String CHROMIUM = "/usr/bin/chromium";
+    private static final String CHROMEDRIVER = "/usr/bin/chromedriver";
+
+    private final WebDriver driver;
+    private final String baseUrl;
+
+    public Browser(String baseUrl) {
+        this.baseUrl = baseUrl;
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM);
+        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-quic", "--no-first-run", "--window-size=1400,1000");
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
+        this.driver = new ChromeDriver(service, options);
+        // fail fast instead of waiting for Selenium's 3-minute command timeout
+        driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
+    }
+
+    public static boolean installed() {
+        return Files.isExecutable(Path.of(CHROMIUM)) && Files.isExecutable(Path.of(CHROMEDRIVER));
+    }
+
+    public Browser open(String path) {
+        driver.get(baseUrl + path);
+        return this;
+    }
+
+    public WebDriver driver() {
+        return driver;
+    }
+
+    public String path() {
+        return driver.getCurrentUrl().substring(baseUrl.length());
+    }
+
+    public WebElement find(By by) {
+        return driver.findElement(by);
+    }
+
+    public WebElement waitFor(By by) {
+        return new WebDriverWait(driver, Duration.ofSeconds(20)).until(ExpectedConditions.visibilityOfElementLocated(by));
+    }
+
+    public void waitForText(By by, String text) {
+        new WebDriverWait(driver, Duration.ofSeconds(20)).until(ExpectedConditions.textToBePresentInElementLocated(by, text));
+    }
+
+    public void logIn(String user, String password) {
+        open("/login");
+        find(By.id("username")).sendKeys(user);
+        find(By.id("password")).sendKeys(password);
+        find(By.id("login-submit")).click();
+    }
+
+    /** Saves a screenshot under target/screenshots (system property strata.test.screenshots.dir). */
+    public Path screenshot(String name) {
+        Path dir = Path.of(System.getProperty("strata.test.screenshots.dir", "target/screenshots"));
+        try {
+            Files.createDirectories(dir);
+            Path file = dir.resolve(name + ".png");
+            File shot = ((TakesScreenshot) driver).getScreenshotAs(OutputType.FILE);
+            Files.copy(shot.toPath(), file, StandardCopyOption.REPLACE_EXISTING);
+            return file;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        driver.quit();
+    }
+}
