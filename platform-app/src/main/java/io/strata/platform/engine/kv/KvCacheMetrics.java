@@ -1,0 +1,84 @@
+package io.strata.platform.engine.kv;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.strata.kv.BucketLayout;
+import io.strata.kv.KindLayout;
+
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Publishes a {@link KvCacheManager} to Micrometer (and so to {@code /actuator/prometheus}). Names, with
+ * their Prometheus form and the closest vLLM metric:
+ * <ul>
+ *   <li>{@code strata.kv.pages{bucket,state=total|used|cached|free}} → {@code strata_kv_pages}; vLLM has only
+ *       the aggregate {@code vllm:kv_cache_usage_perc}</li>
+ *   <li>{@code strata.kv.usage{bucket}} = used/total → {@code strata_kv_usage}; ≈ {@code vllm:kv_cache_usage_perc}
+ *       (cached pages count as free in both)</li>
+ *   <li>{@code strata.kv.kind.pages.in.use{kind}} → {@code strata_kv_kind_pages_in_use}; no vLLM equivalent</li>
+ *   <li>{@code strata.kv.prefix.queries} (tokens) → {@code strata_kv_prefix_queries_total}; =
+ *       {@code vllm:prefix_cache_queries_total}</li>
+ *   <li>{@code strata.kv.prefix.hits} (tokens) → {@code strata_kv_prefix_hits_total}; =
+ *       {@code vllm:prefix_cache_hits_total}</li>
+ *   <li>{@code strata.kv.prefix.recomputed} (tokens) → {@code strata_kv_prefix_recomputed_total}; no vLLM
+ *       equivalent (vLLM shrinks the hit instead)</li>
+ *   <li>{@code strata.kv.prefix.hit.rate} → {@code strata_kv_prefix_hit_rate}; the "Prefix cache hit rate"
+ *       of vLLM's log line (last 1,000 requests)</li>
+ *   <li>{@code strata.kv.preemptions} → {@code strata_kv_preemptions_total}; = {@code vllm:num_preemptions_total}</li>
+ * </ul>
+ * Gauges read the engine thread's counters without locking: a scrape may see a step half applied.
+ */
+public final class KvCacheMetrics implements MeterBinder {
+
+    private final KvCacheManager manager;
+
+    public KvCacheMetrics(KvCacheManager manager) {
+        this.manager = manager;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        String model = manager.layout().shape().modelId();
+        for (BucketLayout b : manager.layout().buckets()) {
+            String bucket = b.bucket().metricName();
+            page(registry, model, bucket, "total", m -> m.usage(b.bucket()).total());
+            page(registry, model, bucket, "used", m -> m.usage(b.bucket()).used());
+            page(registry, model, bucket, "cached", m -> m.usage(b.bucket()).cached());
+            page(registry, model, bucket, "free", m -> m.usage(b.bucket()).free());
+            Gauge.builder("strata.kv.usage", manager, m -> {
+                        KvCacheManager.BucketUsage u = m.usage(b.bucket());
+                        return u.total() == 0 ? 0 : (double) u.used() / u.total();
+                    })
+                    .tags("model", model, "bucket", bucket)
+                    .description("Fraction of the bucket's pages referenced by running requests (cached pages count as free)")
+                    .register(registry);
+            Gauge.builder("strata.kv.page.bytes", b, BucketLayout::rowBytes)
+                    .tags("model", model, "bucket", bucket).baseUnit("bytes")
+                    .description("Bytes of one page (row) of the bucket").register(registry);
+        }
+        for (KindLayout k : manager.layout().kinds()) {
+            Gauge.builder("strata.kv.kind.pages.in.use", manager, m -> m.pagesInUse(k.kind()))
+                    .tags("model", model, "kind", k.kind().metricName(), "bucket", k.bucket().metricName())
+                    .description("Pages of this cache kind referenced by running requests").register(registry);
+        }
+        KvCacheStats s = manager.stats();
+        FunctionCounter.builder("strata.kv.prefix.queries", s, KvCacheStats::queries).tags("model", model)
+                .baseUnit("tokens").description("Prompt tokens of new requests looked up in the prefix cache").register(registry);
+        FunctionCounter.builder("strata.kv.prefix.hits", s, KvCacheStats::hits).tags("model", model)
+                .baseUnit("tokens").description("Prompt tokens served from the prefix cache").register(registry);
+        FunctionCounter.builder("strata.kv.prefix.recomputed", s, KvCacheStats::recomputed).tags("model", model)
+                .baseUnit("tokens").description("Tokens recomputed to rebuild an evicted window on a prefix hit").register(registry);
+        FunctionCounter.builder("strata.kv.preemptions", s, KvCacheStats::preemptions).tags("model", model)
+                .description("Requests preempted (all pages released, resumed later)").register(registry);
+        Gauge.builder("strata.kv.prefix.hit.rate", s, KvCacheStats::hitRateLastRequests).tags("model", model)
+                .description("Prefix-cache hits / queries over the last 1,000 new requests").register(registry);
+    }
+
+    private void page(MeterRegistry registry, String model, String bucket, String state, ToDoubleFunction<KvCacheManager> f) {
+        Gauge.builder("strata.kv.pages", manager, f)
+                .tags("model", model, "bucket", bucket, "state", state)
+                .description("Pages of a bucket pool by state").register(registry);
+    }
+}

@@ -1,0 +1,32 @@
+package io.strata.platform.engine.kv;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class KvCacheMetricsTest {
+
+    @Test
+    void publishesBucketsKindsAndPrefixCounters() {
+        KvCacheManager m = KvCacheManagerTest.roomy();
+        SimpleMeterRegistry reg = new SimpleMeterRegistry();
+        new KvCacheMetrics(m).bindTo(reg);
+        int[] a = KvCacheManagerTest.tokens(600, 1);
+        m.free(KvCacheManagerTest.run(m, a, 256, 344));
+        KvRequest b = m.newRequest("b", Arrays.copyOf(a, 300), null);
+        m.admit(b, m.match(b));
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "large", "state", "total").gauge().value()).isEqualTo(400);
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "large", "state", "used").gauge().value()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "large", "state", "cached").gauge().value()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.kind.pages.in.use").tags("kind", "c4a_kv").gauge().value()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.prefix.queries").functionCounter().count()).isEqualTo(900);
+        assertThat(reg.get("strata.kv.prefix.hits").functionCounter().count()).isEqualTo(256);
+        assertThat(reg.get("strata.kv.prefix.hit.rate").gauge().value()).isEqualTo(256.0 / 900);
+        m.preempt(b);
+        assertThat(reg.get("strata.kv.preemptions").functionCounter().count()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.usage").tags("bucket", "large").gauge().value()).isZero();
+    }
+}
