@@ -3,7 +3,7 @@ package io.strata.platform.engine;
 import reactor.core.publisher.Flux;
 
 /** The engine as the API sees it. */
-public interface InferenceEngine {
+public interface InferenceEngine extends AutoCloseable {
 
     ModelCard model();
 
@@ -19,6 +19,11 @@ public interface InferenceEngine {
     EngineStatus status();
 
     record EngineStatus(boolean up, String detail) {
+    }
+
+    /** Stops serving; what is still running finishes with reason ABORT. */
+    @Override
+    default void close() throws Exception {
     }
 
     /** A queued choice. */

@@ -2,16 +2,16 @@ package io.strata.platform.engine;
 
 /**
  * What the scheduler needs from the KV cache manager, in native token positions. Called only from the
- * engine thread. An implementation keeps its per-sequence state (block tables) in
- * {@link Sequence#kvState(Object)}.
+ * engine thread. An implementation keeps its per-sequence state in {@link Sequence#kvState(Object)}.
  */
 public interface KvCache {
 
     /**
-     * At a sequence's first admission: the number of leading tokens already in the prefix cache
-     * (never the last prompt token), pinned for this sequence. 0 when nothing hits.
+     * Admits a waiting sequence if its whole remaining prompt can get pages now: looks it up in the prefix
+     * cache, pins the hit and returns the first position to compute (the tokens before it are served from
+     * the cache). Returns -1, changing nothing, when it does not fit yet.
      */
-    int acquirePrefix(Sequence seq);
+    int admit(Sequence seq);
 
     /**
      * Reserves pages for tokens {@code [seq.numComputed(), seq.numComputed() + numNew)}. Returns false and
@@ -19,16 +19,22 @@ public interface KvCache {
      */
     boolean allocate(Sequence seq, int numNew);
 
-    /** The step computed the reserved tokens: full blocks may now enter the prefix cache. */
-    void committed(Sequence seq);
+    /** The step computed {@code count} reserved tokens: complete blocks may now enter the prefix cache. */
+    void committed(Sequence seq, int count);
 
-    /** Releases every page of the sequence (finish, abort, preemption); full blocks stay cached. */
+    /** A sampled token joined the sequence (its blocks are hashed with it). */
+    void appendToken(Sequence seq, int token);
+
+    /** Preemption: every page back (they stay cached), progress reset to 0; the sequence may be admitted again. */
+    void release(Sequence seq);
+
+    /** The sequence is finished or aborted: every page back, complete blocks stay cached. Idempotent. */
     void free(Sequence seq);
 
-    /** Whether a sequence of this many tokens fits the pools at all (else it can never be admitted). */
+    /** Whether a sequence of this many tokens fits the empty pools at all (else it can never be admitted). */
     boolean canEverFit(int tokens);
 
-    /** Page accounting for metrics and the leak check. */
+    /** Page accounting over all pools, for metrics and the leak check. */
     Usage usage();
 
     /**
@@ -40,6 +46,11 @@ public interface KvCache {
     record Usage(long totalPages, long usedPages, long cachedPages, long freePages) {
         public double usedFraction() {
             return totalPages == 0 ? 0 : (double) usedPages / totalPages;
+        }
+
+        /** No leak: every page is free or cached. */
+        public boolean allFreeOrCached() {
+            return usedPages == 0 && cachedPages + freePages == totalPages;
         }
     }
 }

@@ -77,9 +77,7 @@ final class Scheduler {
         if (!running.remove(seq)) {
             waiting.remove(seq);
         }
-        if (seq.status != Sequence.Status.WAITING || seq.kvState != null) {
-            kv.free(seq);
-        }
+        kv.free(seq);
         seq.status = Sequence.Status.FINISHED;
     }
 
@@ -130,17 +128,17 @@ final class Scheduler {
     private void admit(int budget, List<StepExecutor.Chunk> chunks) {
         while (budget > 0 && !waiting.isEmpty() && running.size() < maxNumSeqs) {
             Sequence seq = waiting.peekFirst();
-            boolean firstAdmission = !seq.admittedOnce;
-            if (seq.numComputed == 0) {
-                int hit = kv.acquirePrefix(seq);
-                seq.numComputed = hit;
-                if (firstAdmission) {
-                    seq.cachedTokens = hit;
-                }
+            int computeFrom = kv.admit(seq);
+            if (computeFrom < 0) {
+                break; // FCFS: nobody overtakes the head of the queue
+            }
+            seq.numComputed = computeFrom;
+            if (!seq.admittedOnce) {
+                seq.cachedTokens = computeFrom;
             }
             int numNew = Math.min(seq.length() - seq.numComputed, budget);
             if (!kv.allocate(seq, numNew)) {
-                kv.free(seq);
+                kv.release(seq);
                 seq.numComputed = 0;
                 break;
             }
@@ -182,7 +180,7 @@ final class Scheduler {
 
     private void preempt(Sequence seq) {
         running.remove(seq);
-        kv.free(seq);
+        kv.release(seq);
         seq.numComputed = 0;
         seq.status = Sequence.Status.WAITING;
         seq.preemptions++;
@@ -213,5 +211,6 @@ final class Scheduler {
     /** Marks the planned tokens computed (called after the step succeeded). */
     void advance(StepExecutor.Chunk c) {
         c.seq().numComputed += c.count();
+        kv.committed(c.seq(), c.count());
     }
 }

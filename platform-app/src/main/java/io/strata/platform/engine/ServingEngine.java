@@ -45,6 +45,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
     private final Sampler sampler;
     private final EngineMetrics metrics;
     private final ConcurrentLinkedQueue<Command> inbox = new ConcurrentLinkedQueue<>();
+    private final LiveSequences live = new LiveSequences();
     private final AtomicInteger queuedRequests = new AtomicInteger();
     private final AtomicLong queuedTokens = new AtomicLong();
     private final AtomicLong seqNo = new AtomicLong();
@@ -57,9 +58,14 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
     private volatile double kvUsageGauge;
     private volatile long stepsCompleted;
     private int consecutiveFailures;
+    private final AutoCloseable onClose;
 
+    /**
+     * @param onClose releases the backend's model (weights, KV pools) after the loop stopped
+     */
     public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCache kv, StepExecutor executor,
-                         MeterRegistry registry) {
+                         MeterRegistry registry, AutoCloseable onClose) {
+        this.onClose = onClose;
         this.model = model;
         this.codec = codec;
         this.props = props;
@@ -110,6 +116,11 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         return stepsCompleted;
     }
 
+    /** Choices queued or running, for the admin console (read-only views, plus abort by request id). */
+    public LiveSequences liveSequences() {
+        return live;
+    }
+
     @Override
     public Submission submit(GenerationRequest request) {
         if (!status.up() || !running) {
@@ -137,9 +148,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         }
         Sequence seq = new Sequence(request.requestId(), seqNo.incrementAndGet(), request.promptTokens(),
                 request.params(), request.priority(), request.cacheSalt(), codec, fallbackSeed);
-        inbox.add(new Command.Add(seq));
-        LockSupport.unpark(thread);
-        return new Submission() {
+        Submission submission = new Submission() {
             @Override
             public Flux<GenerationEvent> events() {
                 return seq.sink.asFlux().doOnCancel(this::abort);
@@ -154,6 +163,10 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
                 }
             }
         };
+        live.add(seq, submission);
+        inbox.add(new Command.Add(seq));
+        LockSupport.unpark(thread);
+        return submission;
     }
 
     private void loop() {
@@ -249,7 +262,6 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         for (StepExecutor.Chunk c : plan.chunks()) {
             Sequence s = c.seq();
             scheduler.advance(c);
-            kv.committed(s);
             int lastRow = -1;
             switch (c.logits()) {
                 case NONE -> {
@@ -292,6 +304,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         metrics.generated();
         int token = t.token();
         s.append(token);
+        kv.appendToken(s, token);
         List<SampledToken> lps = t.hasLogprob() ? List.of(t) : null;
         boolean eos = token == codec.eosTokenId() && !s.params.ignoreEos();
         boolean stopToken = s.params.stopTokenIds().contains(token);
@@ -322,6 +335,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         }
         scheduler.remove(s);
         s.finishedSent = true;
+        live.remove(s);
         if (!s.startedSent) {
             queuedTokens.addAndGet(-s.promptLength());
         }
@@ -347,5 +361,10 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         status = new EngineStatus(false, "shutting down");
         LockSupport.unpark(thread);
         thread.join(10_000);
+        try {
+            onClose.close();
+        } catch (Exception e) {
+            log.warn("Closing the backend failed: {}", e.toString());
+        }
     }
 }

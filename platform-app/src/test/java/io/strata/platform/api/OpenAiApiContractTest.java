@@ -2,7 +2,7 @@ package io.strata.platform.api;
 
 import io.strata.platform.engine.ScriptedExecutor;
 import io.strata.platform.engine.ServingEngine;
-import io.strata.platform.engine.TestPagedKvCache;
+import io.strata.platform.engine.ManagedKvCache;
 import io.strata.platform.keys.ApiKeyService;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +41,7 @@ class OpenAiApiContractTest {
     @Autowired
     ServingEngine engine;
     @Autowired
-    TestPagedKvCache kv;
+    ManagedKvCache kv;
     @Autowired
     ScriptedExecutor executor;
     @Autowired
@@ -66,7 +66,7 @@ class OpenAiApiContractTest {
     @AfterEach
     void noLeak() throws InterruptedException {
         awaitIdle();
-        assertThat(kv.usage().usedPages()).as("pages still referenced after all requests ended").isZero();
+        assertThat(kv.usage().allFreeOrCached()).as("every page free or cached after all requests ended: " + kv.usage()).isTrue();
     }
 
     private void awaitIdle() throws InterruptedException {
@@ -128,13 +128,14 @@ class OpenAiApiContractTest {
 
     @Test
     void repeatedLongPrefixIsServedFromThePrefixCache() {
-        String prompt = "x = 1\n".repeat(40);
+        String prompt = "x = 1\n".repeat(150);
         JsonNode first = postJson("/v1/completions", Map.of("prompt", prompt, "max_tokens", 2), 200);
         JsonNode second = postJson("/v1/completions", Map.of("prompt", prompt, "max_tokens", 2), 200);
         int promptTokens = second.get("usage").get("prompt_tokens").intValue();
         int cached = second.get("usage").get("prompt_tokens_details").get("cached_tokens").intValue();
         assertThat(first.get("usage").get("prompt_tokens_details").get("cached_tokens").intValue()).isZero();
-        assertThat(cached).isPositive().isLessThan(promptTokens).isEqualTo((promptTokens - 1) / 16 * 16);
+        assertThat(promptTokens).isGreaterThan(256);
+        assertThat(cached).isPositive().isLessThan(promptTokens);
     }
 
     @Test
@@ -293,10 +294,10 @@ class OpenAiApiContractTest {
 
     @Test
     void overLongPromptGetsTheMaximumContextLengthMessage() {
-        JsonNode e = postJson("/v1/completions", Map.of("prompt", "word ".repeat(400), "max_tokens", 300), 400).get("error");
+        JsonNode e = postJson("/v1/completions", Map.of("prompt", "word ".repeat(800), "max_tokens", 300), 400).get("error");
         assertThat(e.get("param").stringValue()).isEqualTo("input_tokens");
         assertThat(e.get("message").stringValue())
-                .startsWith("This model's maximum context length is 512 tokens. However, you requested 300 output tokens and your prompt contains ")
+                .startsWith("This model's maximum context length is 1024 tokens. However, you requested 300 output tokens and your prompt contains ")
                 .contains("Please reduce the length");
     }
 

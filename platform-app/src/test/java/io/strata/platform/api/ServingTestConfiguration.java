@@ -6,7 +6,14 @@ import io.strata.platform.engine.InferenceEngine;
 import io.strata.platform.engine.ModelCard;
 import io.strata.platform.engine.ScriptedExecutor;
 import io.strata.platform.engine.ServingEngine;
-import io.strata.platform.engine.TestPagedKvCache;
+import io.strata.kv.KvLayout;
+import io.strata.kv.KvModelShape;
+import io.strata.kv.KvPrecision;
+import io.strata.model.config.ModelConfig;
+import io.strata.model.config.ModelConfigParser;
+import io.strata.platform.engine.ManagedKvCache;
+import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.engine.TokenizerCodec;
 import io.strata.platform.tokenizer.ModelTokenizer;
 import org.springframework.boot.test.context.TestConfiguration;
@@ -22,18 +29,26 @@ import java.nio.file.Path;
  */
 @TestConfiguration
 public class ServingTestConfiguration {
-    public static final int PAGE_TOKENS = 16;
-    public static final int PAGES = 64;
-    public static final int MAX_MODEL_LEN = 512;
+    public static final int MAX_MODEL_LEN = 1024;
+    /** Pools hold this many sequences of MAX_MODEL_LEN tokens at once. */
+    public static final int FULL_SEQUENCES = 3;
 
-    @Bean
-    ModelTokenizer testTokenizer() {
-        return ModelTokenizer.load(Path.of(System.getProperty("strata.models.dir", "../models"), "dsv4-tiny-stable"));
+    static Path modelDir() {
+        return Path.of(System.getProperty("strata.models.dir", "../models"), "dsv4-tiny-stable");
     }
 
     @Bean
-    TestPagedKvCache testKv() {
-        return new TestPagedKvCache(PAGE_TOKENS, PAGES);
+    ModelTokenizer testTokenizer() {
+        return ModelTokenizer.load(modelDir());
+    }
+
+    @Bean
+    ManagedKvCache testKv() throws java.io.IOException {
+        ModelConfig config = ModelConfigParser.parse(modelDir().resolve("config.json"));
+        KvLayout layout = KvLayout.of(KvModelShape.of("dsv4-tiny-stable", config), KvPrecision.DEFAULT);
+        long[] d = KvPoolSizes.demand(layout, MAX_MODEL_LEN);
+        KvPoolSizes sizes = new KvPoolSizes((int) d[0] * FULL_SEQUENCES, (int) d[1] * FULL_SEQUENCES, (int) d[2] * FULL_SEQUENCES);
+        return new ManagedKvCache(new KvCacheManager(layout, sizes, true));
     }
 
     @Bean
@@ -43,9 +58,9 @@ public class ServingTestConfiguration {
 
     @Bean(destroyMethod = "close")
     @Primary
-    ServingEngine testEngine(ModelTokenizer tokenizer, TestPagedKvCache kv, ScriptedExecutor executor, MeterRegistry registry) {
+    ServingEngine testEngine(ModelTokenizer tokenizer, ManagedKvCache kv, ScriptedExecutor executor, MeterRegistry registry) {
         EngineProperties props = new EngineProperties(64, 8, 6, 4000L, "fcfs");
         return new ServingEngine(new ModelCard("dsv4-tiny-stable", "models/dsv4-tiny-stable", MAX_MODEL_LEN, 1024,
-                1_700_000_000L), new TokenizerCodec(tokenizer), props, kv, executor, registry);
+                1_700_000_000L), new TokenizerCodec(tokenizer), props, kv, executor, registry, () -> { });
     }
 }

@@ -1,0 +1,104 @@
+package io.strata.platform.engine;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.model.checkpoint.Checkpoint;
+import io.strata.model.config.ModelConfig;
+import io.strata.model.config.ModelConfigParser;
+import io.strata.platform.plugins.LoadedBackend;
+import io.strata.platform.plugins.PluginHost;
+import io.strata.platform.tokenizer.ModelTokenizer;
+import io.strata.spi.exec.ExecutionBackend;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Loads the served model at start and builds the engine. A checkpoint that cannot be loaded stops
+ * start-up with the loader's message, unless {@code strata.model.on-load-failure=console-only}. Without
+ * an execution backend (no plugin offers one, or all are disabled) the app starts with the engine
+ * offline and the reason on /health.
+ */
+@Configuration
+public class EngineConfiguration {
+    private static final Logger log = LoggerFactory.getLogger(EngineConfiguration.class);
+
+    /** What was loaded from the checkpoint directory. */
+    record LoadedModel(Path dir, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer, ModelCard card) {
+    }
+
+    @Bean(destroyMethod = "close")
+    InferenceEngine inferenceEngine(ModelProperties modelProps, EngineProperties engineProps, KvProperties kvProps,
+                                    PluginHost plugins, MeterRegistry registry,
+                                    @Value("${strata.models.dir:}") String modelsDir) {
+        Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
+        LoadedModel model;
+        try {
+            model = load(dir, modelProps);
+        } catch (ModelLoadException e) {
+            if (!modelProps.consoleOnlyOnFailure()) {
+                throw e;
+            }
+            log.error("Model not loaded, starting the console only: {}", e.getMessage());
+            return new OfflineEngine(new ModelCard(dir.getFileName().toString(), dir.toString(), 0, 0,
+                    System.currentTimeMillis() / 1000), null, e.getMessage());
+        }
+        TokenizerCodec codec = new TokenizerCodec(model.tokenizer());
+        List<LoadedBackend> backends = plugins.availableBackends().stream()
+                .filter(b -> b.provider() instanceof ExecutionBackend).toList();
+        if (backends.isEmpty()) {
+            String reason = "no execution backend available: no started plugin offers one (see /admin/plugins)";
+            log.warn("Engine offline: {}", reason);
+            return new OfflineEngine(model.card(), codec, reason);
+        }
+        LoadedBackend backend = backends.getFirst();
+        try {
+            return EngineAssembly.start(model, codec, backend, engineProps, kvProps, registry);
+        } catch (RuntimeException e) {
+            String reason = "backend '" + backend.pluginId() + "' could not load the model: " + e.getMessage();
+            if (!modelProps.consoleOnlyOnFailure()) {
+                throw new ModelLoadException(reason, e);
+            }
+            log.error("Engine offline: {}", reason, e);
+            return new OfflineEngine(model.card(), codec, reason);
+        }
+    }
+
+    static LoadedModel load(Path dir, ModelProperties props) {
+        ModelConfig config;
+        try {
+            config = ModelConfigParser.parse(dir.resolve("config.json"));
+        } catch (Exception e) {
+            throw new ModelLoadException("Cannot load model " + dir + ": config.json: " + e.getMessage(), e);
+        }
+        Checkpoint checkpoint;
+        try {
+            checkpoint = Checkpoint.open(dir);
+        } catch (RuntimeException e) {
+            throw new ModelLoadException("Cannot load model " + dir + ": " + e.getMessage(), e);
+        }
+        ModelTokenizer tokenizer;
+        try {
+            tokenizer = ModelTokenizer.load(dir);
+        } catch (RuntimeException e) {
+            checkpoint.close();
+            throw new ModelLoadException("Cannot load model " + dir + ": tokenizer: " + e.getMessage(), e);
+        }
+        long maxPos = config.maxPositionEmbeddings();
+        int maxModelLen = props.maxModelLen() != null ? props.maxModelLen() : (int) Math.min(maxPos, 8192);
+        if (maxModelLen > maxPos) {
+            checkpoint.close();
+            throw new ModelLoadException("strata.model.max-model-len=" + maxModelLen + " exceeds the model's "
+                    + "max_position_embeddings=" + maxPos, null);
+        }
+        ModelCard card = new ModelCard(dir.getFileName().toString(), dir.toString(), maxModelLen, config.vocabSize(),
+                System.currentTimeMillis() / 1000);
+        log.info("Loaded model {} from {} ({} tensors, vocab {}, max_model_len {})", card.id(), dir,
+                checkpoint.size(), config.vocabSize(), maxModelLen);
+        return new LoadedModel(dir, config, checkpoint, tokenizer, card);
+    }
+}

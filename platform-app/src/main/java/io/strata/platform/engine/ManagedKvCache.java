@@ -1,0 +1,131 @@
+package io.strata.platform.engine;
+
+import io.strata.kv.KvLayout;
+import io.strata.kv.PageBucket;
+import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvRequest;
+import io.strata.platform.engine.kv.PageTable;
+import io.strata.platform.engine.kv.PrefixMatch;
+
+/** The engine's view of the hybrid {@link KvCacheManager}: one {@link KvRequest} per sequence. */
+public final class ManagedKvCache implements KvCache {
+    private final KvCacheManager manager;
+
+    public ManagedKvCache(KvCacheManager manager) {
+        this.manager = manager;
+    }
+
+    public KvCacheManager manager() {
+        return manager;
+    }
+
+    public KvLayout layout() {
+        return manager.layout();
+    }
+
+    static KvRequest request(Sequence s) {
+        return (KvRequest) s.kvState();
+    }
+
+    private KvRequest requestOf(Sequence s) {
+        if (s.kvState() == null) {
+            s.kvState(manager.newRequest(s.id(), s.tokens(0, s.length()), s.cacheSalt()));
+        }
+        return request(s);
+    }
+
+    @Override
+    public int admit(Sequence seq) {
+        KvRequest r = requestOf(seq);
+        PrefixMatch m = manager.match(r);
+        if (!manager.canAdmit(r, m)) {
+            return -1;
+        }
+        manager.admit(r, m);
+        return Math.toIntExact(m.computeFrom());
+    }
+
+    @Override
+    public boolean allocate(Sequence seq, int numNew) {
+        return manager.allocate(requestOf(seq), numNew);
+    }
+
+    @Override
+    public void committed(Sequence seq, int count) {
+        manager.commit(requestOf(seq), count);
+    }
+
+    @Override
+    public void appendToken(Sequence seq, int token) {
+        manager.appendToken(requestOf(seq), token);
+    }
+
+    @Override
+    public void release(Sequence seq) {
+        KvRequest r = request(seq);
+        if (r != null && r.state() == KvRequest.State.RUNNING) {
+            manager.preempt(r);
+        }
+    }
+
+    @Override
+    public void free(Sequence seq) {
+        KvRequest r = request(seq);
+        if (r != null) {
+            manager.free(r);
+        }
+    }
+
+    @Override
+    public boolean canEverFit(int tokens) {
+        return manager.canEverFit(tokens);
+    }
+
+    @Override
+    public Usage usage() {
+        long total = 0;
+        long used = 0;
+        long cached = 0;
+        long free = 0;
+        for (PageBucket b : PageBucket.values()) {
+            if (!manager.layout().hasBucket(b)) {
+                continue;
+            }
+            KvCacheManager.BucketUsage u = manager.usage(b);
+            total += u.total();
+            used += u.used();
+            cached += u.cached();
+            free += u.free();
+        }
+        return new Usage(total, used, cached, free);
+    }
+
+    /**
+     * Block tables of a sequence in the execution SPI's shape: per kind group, virtual page index →
+     * physical page, -1 where no page is held.
+     */
+    int[][] blockTables(Sequence seq) {
+        KvRequest r = request(seq);
+        int groups = manager.layout().groups().size();
+        int[][] out = new int[groups][];
+        for (int g = 0; g < groups; g++) {
+            PageTable t = r.table(g);
+            int base = Math.toIntExact(t.base());
+            int[] row = new int[base + t.size()];
+            java.util.Arrays.fill(row, 0, base, -1);
+            for (int i = 0; i < t.size(); i++) {
+                row[base + i] = t.at(i);
+            }
+            out[g] = row;
+        }
+        return out;
+    }
+
+    int compressedWriteFrom(Sequence seq) {
+        return Math.toIntExact(request(seq).compressedWriteFrom());
+    }
+
+    int windowValidFrom(Sequence seq) {
+        return Math.toIntExact(request(seq).windowValidFrom());
+    }
+}
