@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# What one device call runs on the H200 (no Java there: the GPU bundle brings its own runtime).
+#   backend-cuda/bench/h200-run.sh [parity] [smoke] [bench:KERNELS]   (results under $OUT)
+# Needs .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle) and .bundle/test (scripts/gpu-bundle-tests).
+set -uo pipefail
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
+  | tee "$out/gpu.txt"
+b=/tmp/strata-bundle
+if [[ ! -x $b/strata-gpu/runtime/bin/java ]]; then
+  mkdir -p $b && tar -xJf .bundle/strata-gpu-bundle.tar.xz -C $b || exit 1
+fi
+jar=$(ls $b/strata-gpu/plugins/backend-cuda-*.jar)
+for step in "$@"; do
+  case "$step" in
+    parity)
+      sh .bundle/test/run-tests $b/strata-gpu 2>&1 | tee "$out/parity.txt" | grep -v '^\s*$' | tail -45 ;;
+    smoke)
+      # the platform from the bundle: the CUDA plugin must report the H200
+      mkdir -p /tmp/strata-home && cd /tmp/strata-home
+      STRATA_ADMIN_INITIAL_PASSWORD=smoke-test-pw timeout 120 $b/strata-gpu/bin/strata --server.port=18080 \
+        > "$out/smoke.log" 2>&1 &
+      for i in $(seq 1 90); do
+        curl -fs localhost:18080/actuator/health > "$out/health.json" 2>/dev/null && break; sleep 1
+      done
+      echo "health after ${i}s: $(cat "$out/health.json" 2>/dev/null)"
+      grep -i -E 'cuda|plugin' "$out/smoke.log" | head -20
+      kill %1 2>/dev/null; cd - >/dev/null ;;
+    bench:*)
+      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --plugin-jar "$jar" --out "$out" \
+        --kernels "${step#bench:}" 2>&1 | grep -v -E 'Warning|warn\(' | tee -a "$out/bench.txt" | tail -40
+      cp "$out/bench.json" "$out/bench-$(echo "${step#bench:}" | tr ',' '_').json" 2>/dev/null ;;
+  esac
+done
