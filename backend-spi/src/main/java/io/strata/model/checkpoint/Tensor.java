@@ -179,9 +179,16 @@ public final class Tensor {
         switch (dtype) {
             case F32 -> MemorySegment.copy(data, FLOAT, from * 4, dst, dstOff, count);
             case BF16 -> {
+                // Two bf16 per 32-bit load: the low half is the even element (little-endian).
                 long off = from * 2;
-                for (int i = 0; i < count; i++) {
-                    dst[dstOff + i] = Float.intBitsToFloat((data.get(SHORT, off + 2L * i) & 0xFFFF) << 16);
+                int pairs = count >>> 1;
+                for (int i = 0; i < pairs; i++) {
+                    int two = data.get(INT, off + 4L * i);
+                    dst[dstOff + 2 * i] = Float.intBitsToFloat(two << 16);
+                    dst[dstOff + 2 * i + 1] = Float.intBitsToFloat(two & 0xFFFF0000);
+                }
+                if ((count & 1) != 0) {
+                    dst[dstOff + count - 1] = Float.intBitsToFloat(data.get(SHORT, off + 2L * (count - 1)) << 16);
                 }
             }
             case F16 -> {

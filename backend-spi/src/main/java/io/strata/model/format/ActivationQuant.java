@@ -59,8 +59,9 @@ public final class ActivationQuant {
         checkBlocks(len, blockSize);
         for (int b = off; b < off + len; b += blockSize) {
             float s = fp8Scale(absMax(x, b, blockSize));
+            float inverse = 1f / s; // exact: s is a power of two ≥ 2^-22
             for (int i = b; i < b + blockSize; i++) {
-                x[i] = Fp8E4m3.decode(Fp8E4m3.encode(x[i] / s)) * s;
+                x[i] = Fp8E4m3.decode(Fp8E4m3.encode(x[i] * inverse)) * s;
             }
         }
     }
@@ -70,8 +71,9 @@ public final class ActivationQuant {
         checkBlocks(len, blockSize);
         for (int b = off; b < off + len; b += blockSize) {
             float s = fp4Scale(absMax(x, b, blockSize));
+            float inverse = 1f / s; // exact: s is a power of two ≥ 2^-126
             for (int i = b; i < b + blockSize; i++) {
-                x[i] = Fp4E2m1.decode(Fp4E2m1.encode(x[i] / s)) * s;
+                x[i] = Fp4E2m1.decode(Fp4E2m1.encode(x[i] * inverse)) * s;
             }
         }
     }

@@ -47,26 +47,22 @@ public final class Fp8E4m3 {
      * on its inputs). ±∞ saturates; NaN gives {@link #NAN}; -0 gives {@code 0x80}.
      */
     public static byte encode(float value) {
-        if (Float.isNaN(value)) {
+        int bits = Float.floatToRawIntBits(value);
+        int sign = (bits >>> 24) & 0x80;
+        int abs = bits & 0x7FFFFFFF;
+        if (abs > 0x7F800000) {
             return NAN;
         }
-        int sign = Float.floatToRawIntBits(value) < 0 ? 0x80 : 0;
-        float a = Math.abs(value);
-        int magnitude;
-        if (a >= MAX) {
-            magnitude = 0x7E;
-        } else if (a < 0x1p-6f) {
-            // Subnormal grid of step 2^-9; a count of 8 is exactly the smallest normal (code 0x08).
-            magnitude = (int) Math.rint(a * 0x1p9);
-        } else {
-            int e = Math.getExponent(a);
-            double steps = Math.rint((a / Math.scalb(1.0, e) - 1.0) * 8.0);
-            magnitude = ((e + 7) << 3) + (int) steps; // steps == 8 carries into the exponent
-            if (magnitude > 0x7E) {
-                magnitude = 0x7E;
-            }
+        if (abs >= 0x43E00000) { // ≥ 448 (and ∞): saturate
+            return (byte) (sign | 0x7E);
         }
-        return (byte) (sign | magnitude);
+        if (abs >= 0x3C800000) { // ≥ 2^-6: normal in e4m3
+            // Round the 23-bit mantissa to 3 bits, nearest-even; a carry moves into the exponent by itself.
+            int rounded = (abs + 0x7FFFF + ((abs >>> 20) & 1)) >>> 20;
+            return (byte) (sign | Math.min(rounded - (120 << 3), 0x7E));
+        }
+        // Subnormal grid of step 2^-9 (exact scaling); a count of 8 is exactly the smallest normal, code 0x08.
+        return (byte) (sign | (int) Math.rint(Float.intBitsToFloat(abs) * 512f));
     }
 
     /** {@code value} rounded through e4m3 and back (saturating). */
