@@ -30,7 +30,7 @@ import java.util.SplittableRandom;
 public final class CpuBenchmark {
 
     record Result(String model, long weightBytesPerToken, int prefillTokens, double prefillTps, int decodeTokens,
-                  double decodeTps) {
+                  double decodeTps, double prefillCpuMs, double decodeCpuMs) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -40,6 +40,7 @@ public final class CpuBenchmark {
         long bwBytes = intArg(args, "--bandwidth-mib", 2048) * 1024L * 1024L;
         System.out.printf(Locale.ROOT, "CPU benchmark: %d threads, Java %s, %s%n", Parallel.threads(),
             Runtime.version(), System.getProperty("os.arch"));
+        System.out.println("load average before: " + loadAverage());
         double bw = MemoryBandwidth.measure(bwBytes, 5);
         System.out.printf(Locale.ROOT, "memory read bandwidth: %.2f GB/s (best of 5 passes over %d MiB)%n", bw / 1e9,
             bwBytes >> 20);
@@ -59,14 +60,25 @@ public final class CpuBenchmark {
             Files.deleteIfExists(synth);
         }
         System.out.println();
-        System.out.println("| model | weight MiB/token | prefill tok/s (prompt) | decode tok/s | decode GB/s | of bandwidth |");
-        System.out.println("|---|---|---|---|---|---|");
+        System.out.println("| model | weight MiB/token | prefill tok/s (prompt) | decode tok/s | decode GB/s | of bandwidth "
+            + "| decode CPU-ms/token | GB/s per CPU-second |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
         for (Result r : List.of(tiny, big)) {
             double gbs = r.weightBytesPerToken * r.decodeTps / 1e9;
-            System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f (%d) | %.1f | %.2f | %.0f%% |%n", r.model,
-                r.weightBytesPerToken / 1048576.0, r.prefillTps, r.prefillTokens, r.decodeTps, gbs, 100 * gbs * 1e9 / bw);
+            System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f (%d) | %.1f | %.2f | %.0f%% | %.1f | %.2f |%n", r.model,
+                r.weightBytesPerToken / 1048576.0, r.prefillTps, r.prefillTokens, r.decodeTps, gbs, 100 * gbs * 1e9 / bw,
+                r.decodeCpuMs, r.weightBytesPerToken / (r.decodeCpuMs * 1e6));
         }
-        System.out.printf(Locale.ROOT, "bandwidth %.2f GB/s%n", bw / 1e9);
+        System.out.printf(Locale.ROOT, "bandwidth %.2f GB/s; load average after: %s%n", bw / 1e9, loadAverage());
+    }
+
+    /** The host's 1/5/15-minute load averages: on a shared machine they say how much of it the run had. */
+    static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (java.io.IOException e) {
+            return "n/a";
+        }
     }
 
     static Result run(String name, Path dir, int prefill, int decode) throws Exception {
@@ -82,23 +94,36 @@ public final class CpuBenchmark {
             sequence(exec, tokens, PageTables.tables(layout, positions, 0), Math.min(prefill, 64), 16, 0);
             double[] tps = sequence(exec, tokens, PageTables.tables(layout, positions, 1), prefill, decode, 1);
             long bytes = ((CpuExecutor) exec).model().weightBytesPerToken();
-            System.out.printf(Locale.ROOT, "%s: prefill %d tokens %.1f tok/s, decode %d tokens %.1f tok/s%n", name,
-                prefill, tps[0], decode, tps[1]);
-            return new Result(name, bytes, prefill, tps[0], decode, tps[1]);
+            System.out.printf(Locale.ROOT, "%s: prefill %d tokens %.1f tok/s (%.2f CPU-ms/token), decode %d tokens "
+                + "%.1f tok/s (%.2f CPU-ms/token)%n", name, prefill, tps[0], tps[2], decode, tps[1], tps[3]);
+            return new Result(name, bytes, prefill, tps[0], decode, tps[1], tps[2], tps[3]);
         }
     }
 
     /** Prefill {@code prefill} tokens in one chunk, then {@code decode} single-token steps; returns tok/s. */
     static double[] sequence(ModelExecutor exec, int[] tokens, int[][] tables, int prefill, int decode, long id) {
         long t0 = System.nanoTime();
+        long c0 = cpuNanos();
         exec.execute(new StepBatch(List.of(SequenceChunk.of(id, java.util.Arrays.copyOf(tokens, prefill), 0, tables))));
         long t1 = System.nanoTime();
+        long c1 = cpuNanos();
         for (int i = 0; i < decode; i++) {
             int pos = prefill + i;
             exec.execute(new StepBatch(List.of(SequenceChunk.of(id, new int[]{tokens[pos]}, pos, tables))));
         }
         long t2 = System.nanoTime();
-        return new double[]{prefill / ((t1 - t0) / 1e9), decode / ((t2 - t1) / 1e9)};
+        long c2 = cpuNanos();
+        return new double[]{prefill / ((t1 - t0) / 1e9), decode / ((t2 - t1) / 1e9),
+            (c1 - c0) / 1e6 / prefill, (c2 - c1) / 1e6 / decode};
+    }
+
+    /** CPU time of the whole process: unlike wall time, it does not grow when other processes take the cores. */
+    static long cpuNanos() {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getProcessCpuTime();
+        }
+        return 0;
     }
 
     private static int intArg(String[] args, String flag, int dflt) {

@@ -32,11 +32,35 @@ abstract class BlockedLinear implements Linear {
     /** Dequantizes weight row {@code n} into {@code dst[dstOff .. dstOff+in)}. */
     abstract void decodeRow(int n, float[] dst, int dstOff, byte[] tmp);
 
+    /**
+     * The dot of one activation row with weight row {@code n} read straight from its bytes, or NaN when the
+     * format has no fused path; must give the same bits as {@link #decodeRow} followed by a dot.
+     */
+    float fusedDot(int n, float[] x, int xOff) {
+        return Float.NaN;
+    }
+
+    /** Whether {@link #fusedDot} is implemented for this weight. */
+    boolean hasFusedDot() {
+        return false;
+    }
+
     /** Whether the output is rounded to bf16 (every linear but the fp32 ones). */
     abstract boolean roundOutput();
 
     /** Computes {@code y = act · Wᵀ} for {@code rows} activation rows (already quantized if the format wants). */
     final void gemm(float[] act, int rows, float[] y) {
+        if (rows == 1 && hasFusedDot()) {
+            // decode: every weight byte is used once, so stream it straight into the FMAs
+            boolean round = roundOutput();
+            Parallel.range(out, Math.max(1, 16384 / Math.max(1, in)), (from, to) -> {
+                for (int n = from; n < to; n++) {
+                    float v = fusedDot(n, act, 0);
+                    y[n] = round ? Bf16.round(v) : v;
+                }
+            });
+            return;
+        }
         int blocks = (out + BLOCK - 1) / BLOCK;
         int minBlocks = Math.max(1, 16384 / Math.max(1, in * rows * BLOCK));
         Parallel.range(blocks, minBlocks, (from, to) -> {

@@ -41,6 +41,17 @@ public final class DenseLinear extends BlockedLinear {
     }
 
     @Override
+    boolean hasFusedDot() {
+        return bf16Weights && VectorDecode.supports(in);
+    }
+
+    @Override
+    float fusedDot(int n, float[] x, int xOff) {
+        return bf16Weights && VectorDecode.supports(in)
+            ? VectorDecode.bf16Dot(w, (long) n * in * 2, in, x, xOff) : Float.NaN;
+    }
+
+    @Override
     void decodeRow(int n, float[] dst, int dstOff, byte[] tmp) {
         if (!bf16Weights) {
             MemorySegment.copy(w, Layouts.FLOAT, (long) n * in * 4, dst, dstOff, in);

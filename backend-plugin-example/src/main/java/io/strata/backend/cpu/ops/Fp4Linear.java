@@ -36,6 +36,17 @@ public final class Fp4Linear extends BlockedLinear {
     }
 
     @Override
+    boolean hasFusedDot() {
+        return VectorDecode.supports(in);
+    }
+
+    @Override
+    float fusedDot(int n, float[] x, int xOff) {
+        return VectorDecode.supports(in)
+            ? VectorDecode.fp4Dot(w, (long) n * in / 2, scale, (long) n * (in / 32), in, x, xOff) : Float.NaN;
+    }
+
+    @Override
     void decodeRow(int n, float[] dst, int dstOff, byte[] tmp) {
         if (VectorDecode.supports(in)) {
             VectorDecode.fp4Row(w, (long) n * in / 2, scale, (long) n * (in / 32), in, dst, dstOff);

@@ -43,6 +43,17 @@ public final class Fp8Linear extends BlockedLinear {
     }
 
     @Override
+    boolean hasFusedDot() {
+        return VectorDecode.supports(in);
+    }
+
+    @Override
+    float fusedDot(int n, float[] x, int xOff) {
+        return VectorDecode.supports(in)
+            ? VectorDecode.fp8Dot(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, x, xOff) : Float.NaN;
+    }
+
+    @Override
     void decodeRow(int n, float[] dst, int dstOff, byte[] tmp) {
         if (VectorDecode.supports(in)) {
             VectorDecode.fp8Row(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, dst, dstOff);

@@ -11,7 +11,8 @@ import java.util.concurrent.locks.LockSupport;
  * call made from inside a job runs inline (no nesting).
  */
 public final class Parallel {
-    private static final Parallel DEFAULT = new Parallel(Runtime.getRuntime().availableProcessors());
+    private static final Parallel DEFAULT = new Parallel(
+        Integer.getInteger("strata.cpu.threads", Runtime.getRuntime().availableProcessors()));
     private static final long SPIN_NANOS = 50_000;
 
     private final Worker[] workers;
@@ -75,8 +76,10 @@ public final class Parallel {
             LockSupport.unpark(w);
         }
         job.work();
+        // yield rather than spin: on a shared or oversubscribed host a spinning caller can hold the very
+        // core the worker needs to finish its last chunk
         while (job.done.get() < c) {
-            Thread.onSpinWait();
+            Thread.yield();
         }
         Throwable t = job.error.get();
         if (t instanceof RuntimeException re) {
@@ -102,7 +105,7 @@ public final class Parallel {
                 Job job;
                 while ((job = current) == seen) {
                     if (System.nanoTime() - start < SPIN_NANOS) {
-                        Thread.onSpinWait();
+                        Thread.yield();
                     } else {
                         LockSupport.parkNanos(this, 1_000_000);
                     }

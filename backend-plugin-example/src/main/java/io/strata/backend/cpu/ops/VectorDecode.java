@@ -108,4 +108,64 @@ public final class VectorDecode {
             lo.rearrange(INTERLEAVE_HIGH, hi).intoArray(dst, dstOff + b + 16);
         }
     }
+
+    /**
+     * {@code Σ x[i]·w[i]} over an FP8 row without materialising it: the same lane-wise products and the
+     * same accumulation order as decoding with {@link #fp8Row} and then {@link VectorMath#dot}, so both paths
+     * give identical bits.
+     */
+    public static float fp8Dot(MemorySegment w, long byteOff, MemorySegment scale, long scaleOff, int n, float[] x,
+                               int xOff) {
+        IntVector bias = IntVector.broadcast(I16, 120 << 23);
+        FloatVector two = FloatVector.broadcast(F16, 2f);
+        FloatVector corr = FloatVector.broadcast(F16, -0x1p-6f);
+        FloatVector acc = FloatVector.zero(F16);
+        for (int b = 0; b < n; b += 128) {
+            FloatVector s = FloatVector.broadcast(F16,
+                Fp8.decodeE8m0(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 128)));
+            int end = Math.min(n, b + 128);
+            for (int i = b; i < end; i += 16) {
+                ByteVector raw = ByteVector.fromMemorySegment(B16, w, byteOff + i, ByteOrder.LITTLE_ENDIAN);
+                IntVector v = (IntVector) raw.convertShape(VectorOperators.B2I, I16, 0);
+                IntVector mag = v.and(0x7f);
+                FloatVector f = mag.lanewise(VectorOperators.LSHL, 20).add(bias).reinterpretAsFloats();
+                VectorMask<Integer> sub = mag.compare(VectorOperators.LT, 8);
+                f = f.blend(f.fma(two, corr), sub.cast(F16));
+                IntVector sign = v.and(0x80).lanewise(VectorOperators.LSHL, 24);
+                f = f.reinterpretAsInts().or(sign).reinterpretAsFloats().mul(s);
+                acc = FloatVector.fromArray(F16, x, xOff + i).fma(f, acc);
+            }
+        }
+        return VectorMath.sumLanes(acc);
+    }
+
+    /** As {@link #fp8Dot} for a packed FP4 row (identical bits to {@link #fp4Row} then a dot). */
+    public static float fp4Dot(MemorySegment w, long byteOff, MemorySegment scale, long scaleOff, int n, float[] x,
+                               int xOff) {
+        FloatVector table = FloatVector.fromArray(F16, E2M1, 0);
+        FloatVector acc = FloatVector.zero(F16);
+        for (int b = 0; b < n; b += 32) {
+            float s = Fp8.decodeE8m0(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 32));
+            ByteVector raw = ByteVector.fromMemorySegment(B16, w, byteOff + b / 2, ByteOrder.LITTLE_ENDIAN);
+            IntVector v = (IntVector) raw.convertShape(VectorOperators.B2I, I16, 0);
+            VectorShuffle<Float> loIdx = v.and(0xf).toShuffle().cast(F16);
+            VectorShuffle<Float> hiIdx = v.lanewise(VectorOperators.ASHR, 4).and(0xf).toShuffle().cast(F16);
+            FloatVector lo = table.rearrange(loIdx).mul(s);
+            FloatVector hi = table.rearrange(hiIdx).mul(s);
+            acc = FloatVector.fromArray(F16, x, xOff + b).fma(lo.rearrange(INTERLEAVE_LOW, hi), acc);
+            acc = FloatVector.fromArray(F16, x, xOff + b + 16).fma(lo.rearrange(INTERLEAVE_HIGH, hi), acc);
+        }
+        return VectorMath.sumLanes(acc);
+    }
+
+    /** As {@link #fp8Dot} for a bf16 row. */
+    public static float bf16Dot(MemorySegment w, long byteOff, int n, float[] x, int xOff) {
+        FloatVector acc = FloatVector.zero(F16);
+        for (int i = 0; i < n; i += 16) {
+            ShortVector s = ShortVector.fromMemorySegment(S16, w, byteOff + 2L * i, ByteOrder.LITTLE_ENDIAN);
+            IntVector bits = (IntVector) s.convertShape(VectorOperators.S2I, I16, 0);
+            acc = FloatVector.fromArray(F16, x, xOff + i).fma(bits.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats(), acc);
+        }
+        return VectorMath.sumLanes(acc);
+    }
 }

@@ -37,6 +37,16 @@ class VectorDecodeTest {
             WeightDecode.fp4Row(w, 0, s, 0, n, a, new byte[n / 2]);
             VectorDecode.fp4Row(w, 0, s, 0, n, b);
             assertThat(b).containsExactly(a);
+            float[] x = new float[n];
+            for (int i = 0; i < n; i++) {
+                x[i] = (float) r.nextGaussian();
+            }
+            VectorDecode.fp8Row(w, 0, s, 0, n, b);
+            assertThat(VectorDecode.fp8Dot(w, 0, s, 0, n, x, 0)).isEqualTo(VectorMath.dot(x, 0, b, 0, n));
+            VectorDecode.fp4Row(w, 0, s, 0, n, b);
+            assertThat(VectorDecode.fp4Dot(w, 0, s, 0, n, x, 0)).isEqualTo(VectorMath.dot(x, 0, b, 0, n));
+            VectorDecode.bf16Row(w, 0, 256, b);
+            assertThat(VectorDecode.bf16Dot(w, 0, 256, x, 0)).isEqualTo(VectorMath.dot(x, 0, b, 0, 256));
             WeightDecode.bf16Row(w, 0, n, a);
             VectorDecode.bf16Row(w, 0, n, b);
             for (int i = 0; i < n; i++) {
