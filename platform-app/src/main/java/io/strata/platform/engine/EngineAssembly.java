@@ -6,6 +6,7 @@ import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
 import io.strata.kv.PageBucket;
 import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvCacheMetrics;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.plugins.LoadedBackend;
 import io.strata.spi.exec.BackendCapabilities;
@@ -45,7 +46,9 @@ final class EngineAssembly {
             }
         }
         executor.allocateKv(layout, pages);
-        ManagedKvCache kv = new ManagedKvCache(new KvCacheManager(layout, sizes, kvProps.prefixCaching()));
+        KvCacheManager manager = new KvCacheManager(layout, sizes, kvProps.prefixCaching());
+        new KvCacheMetrics(manager).bindTo(registry);
+        ManagedKvCache kv = new ManagedKvCache(manager);
         log.info("Serving {} on backend '{}': weights {} MiB, KV pools {} (budget {} MiB)", model.card().id(),
                 backend.pluginId(), executor.weightBytes() >> 20, pages, budget >> 20);
         return new ServingEngine(model.card(), codec, props, kv, new BackendStepExecutor(executor, kv), registry,

@@ -116,6 +116,11 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         return stepsCompleted;
     }
 
+    /** The KV cache the engine schedules on (the console reads its pools; never call it off the engine thread to change anything). */
+    public KvCache kvCache() {
+        return kv;
+    }
+
     /** Choices queued or running, for the admin console (read-only views, plus abort by request id). */
     public LiveSequences liveSequences() {
         return live;
