@@ -87,7 +87,6 @@ public final class ModelConfigParser {
         boolean tie = f.bool("tie_word_embeddings", false);
         int bos = f.integer("bos_token_id");
         int eos = f.integer("eos_token_id");
-        boolean bias = f.bool("attention_bias", false);
         double initRange = f.number("initializer_range", 0.02);
         String torchDtype = f.string("torch_dtype", "bfloat16");
         Optional<String> tfVersion = Optional.ofNullable(f.string("transformers_version", ""))
@@ -97,8 +96,8 @@ public final class ModelConfigParser {
             return null;
         }
         return new ModelConfig(modelType, architectures, vocab, hidden, layers, mtp, ratios, attention, indexer, moe,
-                hc, ropeTheta, compressTheta, yarn, maxPos, eps, quant, expertDtype, tie, bos, eos, bias, initRange,
-                torchDtype, tfVersion, useCache);
+                hc, ropeTheta, compressTheta, yarn, maxPos, eps, quant, expertDtype, tie, bos, eos,
+                attention.attentionBias(), initRange, torchDtype, tfVersion, useCache);
     }
 
     private static Optional<YarnScaling> readYarn(Fields f) {
