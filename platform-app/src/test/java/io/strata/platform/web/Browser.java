@@ -37,11 +37,13 @@ public final class Browser implements AutoCloseable {
         options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-quic", "--no-first-run", "--window-size=1400,1000");
+        // keep the page's console messages so tests can assert there were no errors (console tests, issue 7)
+        options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
         this.driver = new ChromeDriver(service, options);
-        // fail fast instead of waiting for Selenium's 3-minute command timeout
-        driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
+        // well below Selenium's 3-minute command timeout, well above a page load on a busy 2-core host
+        driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(90));
     }
 
     public static boolean installed() {
@@ -66,11 +68,11 @@ public final class Browser implements AutoCloseable {
     }
 
     public WebElement waitFor(By by) {
-        return new WebDriverWait(driver, Duration.ofSeconds(20)).until(ExpectedConditions.visibilityOfElementLocated(by));
+        return new WebDriverWait(driver, Duration.ofSeconds(45)).until(ExpectedConditions.visibilityOfElementLocated(by));
     }
 
     public void waitForText(By by, String text) {
-        new WebDriverWait(driver, Duration.ofSeconds(20)).until(ExpectedConditions.textToBePresentInElementLocated(by, text));
+        new WebDriverWait(driver, Duration.ofSeconds(45)).until(ExpectedConditions.textToBePresentInElementLocated(by, text));
     }
 
     public void logIn(String user, String password) {
@@ -92,6 +94,13 @@ public final class Browser implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Console messages of level SEVERE (script errors, failed loads, CSP violations) since the last call. */
+    public java.util.List<String> consoleErrors() {
+        return driver.manage().logs().get(org.openqa.selenium.logging.LogType.BROWSER).getAll().stream()
+                .filter(e -> e.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue())
+                .map(org.openqa.selenium.logging.LogEntry::getMessage).toList();
     }
 
     @Override
