@@ -65,7 +65,7 @@ public final class Checkpoint implements AutoCloseable {
         if (map == null || !map.isObject()) {
             throw new CheckpointException(name, null, "missing object 'weight_map'");
         }
-        Map<String, String> weightMap = new TreeMap<>();
+        Map<String, String> weightMap = java.util.HashMap.newHashMap(map.size());
         var shards = new TreeSet<String>();
         for (var e : map.properties()) {
             if (!e.getValue().isString()) {
@@ -84,7 +84,7 @@ public final class Checkpoint implements AutoCloseable {
             Path p = dir.resolve(shard);
             if (!Files.isRegularFile(p)) {
                 String example = weightMap.entrySet().stream().filter(x -> x.getValue().equals(shard))
-                        .map(Map.Entry::getKey).findFirst().orElse(null);
+                        .map(Map.Entry::getKey).sorted().findFirst().orElse(null);
                 throw new CheckpointException(name, example, "shard '" + shard + "' listed in weight_map does not exist");
             }
             paths.add(p);
@@ -112,13 +112,13 @@ public final class Checkpoint implements AutoCloseable {
                     }
                 }
             }
-            if (weightMap != null) {
-                for (var e : weightMap.entrySet()) {
-                    if (!all.containsKey(e.getKey())) {
-                        throw new CheckpointException(dir.resolve(e.getValue()).toString(), e.getKey(),
-                                "listed in " + INDEX_FILE + " but absent from the shard");
-                    }
-                }
+            if (weightMap != null && weightMap.size() != all.size()) {
+                List<String> absent = weightMap.keySet().stream().filter(n -> !all.containsKey(n)).sorted().toList();
+                String first = absent.getFirst();
+                throw new CheckpointException(dir.resolve(weightMap.get(first)).toString(), first,
+                        "listed in " + INDEX_FILE + " but absent from the shard"
+                                + (absent.size() > 1 ? " (and " + (absent.size() - 1) + " more: "
+                                + String.join(", ", absent.subList(1, Math.min(absent.size(), 11))) + ")" : ""));
             }
             return new Checkpoint(dir, opened, all);
         } catch (RuntimeException e) {
