@@ -52,11 +52,11 @@ def load_lib(args):
     lib.strata_f2_workspace_bytes.restype = I64
     lib.strata_f2_workspace_bytes.argtypes = [I32, I32]
     lib.strata_f2_inv_rope_fp8_quant.restype = I32
-    lib.strata_f2_inv_rope_fp8_quant.argtypes = [I64, I64, I64, I64, I64, I32, I32, I32, I32, I32, I64, I64]
+    lib.strata_f2_inv_rope_fp8_quant.argtypes = [I64, I64, I64, I64, I32, I32, I32, I32, I32, I64, I64]
     lib.strata_f3_workspace_bytes.restype = I64
     lib.strata_f3_workspace_bytes.argtypes = [I32]
     lib.strata_f3_qnorm_rope_kv_insert.restype = I32
-    lib.strata_f3_qnorm_rope_kv_insert.argtypes = [I64, I64, I64, I64, I64, I64, I64, I32, I32, I32, I32, I32, I32,
+    lib.strata_f3_qnorm_rope_kv_insert.argtypes = [I64, I64, I64, I64, I64, I64, I32, I32, I32, I32, I32, I32,
                                                    F32, I32, I64, I64]
     lib.strata_cuda_error_string.restype = ctypes.c_char_p
     lib.strata_cuda_error_string.argtypes = [I32]
@@ -90,11 +90,16 @@ def yarn_freqs(base=160000.0, factor=16.0, orig=65536, beta_fast=32, beta_slow=1
     return (f / factor * (1 - smooth) + f * smooth).to(dev)
 
 
-def rope_t(x, pos, freqs, inverse=False):
-    """x [..., 64] bf16 (leading dim = tokens), interleaved pairs; fp32 math, bf16 out."""
+def rope_table(pos, freqs):
+    """Per-token [cos | sin] rows (fp32), the step's RoPE table every implementation gets."""
     ang = pos.float()[:, None] * freqs[None, :]
+    return torch.cat((torch.cos(ang), torch.sin(ang)), -1).contiguous()
+
+
+def rope_t(x, cs, inverse=False):
+    """x [..., 64] bf16 (leading dim = tokens), interleaved pairs; fp32 math, bf16 out."""
     shape = [x.shape[0]] + [1] * (x.dim() - 2) + [32]
-    c, s = torch.cos(ang).view(shape), torch.sin(ang).view(shape)
+    c, s = cs[:, :32].reshape(shape), cs[:, 32:].reshape(shape)
     if inverse:
         s = -s
     xf = x.float().unflatten(-1, (32, 2))
@@ -217,11 +222,11 @@ def n_sets(bytes_per_call, limit=32):
 EPP, PAGE = 64, 37440
 
 
-def torch_f3(q, kv, pos, slots, cache, freqs):
+def torch_f3(q, kv, slots, cache, cs):
     qn = q * torch.rsqrt(q.square().mean(-1, keepdim=True) + EPS)
     q[..., :NOPE] = qn[..., :NOPE]
-    q[..., NOPE:] = rope_t(qn[..., NOPE:], pos, freqs)
-    kr = rope_t(kv[:, NOPE:], pos, freqs)
+    q[..., NOPE:] = rope_t(qn[..., NOPE:], cs)
+    kr = rope_t(kv[:, NOPE:], cs)
     q8, s = fp8_quant_t(kv[:, :NOPE], 64)
     page, e = slots // EPP, slots % EPP
     data = cache.as_strided((cache.shape[0], EPP, 576), (PAGE, 576, 1))
@@ -259,7 +264,7 @@ def run_once(impls, base, prep=None):
 
 def f3_case(lib, B, with_compile=True):
     freqs = yarn_freqs()
-    bytes_min = B * (HEADS * HEAD * 2 * 2 + HEAD * 2 + 584 + 4 + 8)
+    bytes_min = B * (HEADS * HEAD * 2 * 2 + HEAD * 2 + 584 + 256 + 8)
     K = n_sets(bytes_min)
     pages = B // EPP + 2
     sets = []
@@ -270,11 +275,11 @@ def f3_case(lib, B, with_compile=True):
         pos = torch.randint(0, 100000, (B,), device=dev, dtype=torch.int32)
         slots = torch.randperm(pages * EPP, device=dev)[:B].to(torch.int64)
         cache = torch.zeros(pages, PAGE, dtype=torch.uint8, device=dev)
-        sets.append(dict(q=q, kv=kv, pos=pos, slots=slots, cache=cache))
+        sets.append(dict(q=q, kv=kv, cs=rope_table(pos, freqs), slots=slots, cache=cache))
 
     def ours(fused):
         def run(x):
-            check(lib, lib.strata_f3_qnorm_rope_kv_insert(p(x["q"]), p(x["kv"]), p(x["pos"]), p(x["slots"]), p(freqs),
+            check(lib, lib.strata_f3_qnorm_rope_kv_insert(p(x["q"]), p(x["kv"]), p(x["slots"]), p(x["cs"]),
                                                          p(x["cache"]), PAGE, EPP, 576, EPP * 576, 8, B, HEADS, EPS,
                                                          fused, p(ws), stream()), "f3")
         return run
@@ -282,8 +287,8 @@ def f3_case(lib, B, with_compile=True):
     compiled = compiled_fn(torch_f3)
     impls = {
         "ours_fused": ours(1), "ours_unfused": ours(0),
-        "torch_eager": lambda x: torch_f3(x["q"], x["kv"], x["pos"], x["slots"], x["cache"], freqs),
-        "torch_compile": lambda x: compiled(x["q"], x["kv"], x["pos"], x["slots"], x["cache"], freqs),
+        "torch_eager": lambda x: torch_f3(x["q"], x["kv"], x["slots"], x["cache"], x["cs"]),
+        "torch_compile": lambda x: compiled(x["q"], x["kv"], x["slots"], x["cache"], x["cs"]),
     }
 
     # correctness: fused == unfused bit for bit; PyTorch within tolerance
@@ -306,10 +311,10 @@ def f3_case(lib, B, with_compile=True):
 # ----------------------------------------------------------------------------------------------------
 # F2: inverse rope + fp8 quant (per 128)
 
-def torch_f2(o, pos, out, scales, freqs):
+def torch_f2(o, cs, out, scales):
     B, W = o.shape
     oh = o.view(B, W // HEAD, HEAD)
-    r = torch.cat((oh[..., :NOPE], rope_t(oh[..., NOPE:], pos, freqs, inverse=True)), -1).view(B, W)
+    r = torch.cat((oh[..., :NOPE], rope_t(oh[..., NOPE:], cs, inverse=True)), -1).view(B, W)
     q8, s = fp8_quant_t(r, 128)
     out.copy_(q8)
     scales[:, :B] = s.t()
@@ -319,7 +324,7 @@ def f2_case(lib, B, with_compile=True):
     freqs = yarn_freqs()
     W = HEADS * HEAD
     Tp = (B + 3) // 4 * 4
-    bytes_min = B * (W * 2 + W + W // 128 * 4 + 4)
+    bytes_min = B * (W * 2 + W + W // 128 * 4 + 256)
     K = n_sets(bytes_min)
     ws = torch.empty(max(16, lib.strata_f2_workspace_bytes(B, HEADS)), dtype=torch.uint8, device=dev)
     sets = []
@@ -329,19 +334,19 @@ def f2_case(lib, B, with_compile=True):
         pos = torch.randint(0, 1 << 20, (B,), device=dev, dtype=torch.int32)
         out = torch.empty(B, W, dtype=torch.uint8, device=dev)
         scales = torch.zeros(W // 128, Tp, dtype=torch.float32, device=dev)
-        sets.append(dict(o=o, pos=pos, out=out, scales=scales))
+        sets.append(dict(o=o, cs=rope_table(pos, freqs), out=out, scales=scales))
 
     def ours(fused):
         def run(x):
-            check(lib, lib.strata_f2_inv_rope_fp8_quant(p(x["o"]), p(x["pos"]), p(freqs), p(x["out"]), p(x["scales"]),
+            check(lib, lib.strata_f2_inv_rope_fp8_quant(p(x["o"]), p(x["cs"]), p(x["out"]), p(x["scales"]),
                                                        B, HEADS, Tp, 1, fused, p(ws), stream()), "f2")
         return run
 
     compiled = compiled_fn(torch_f2)
     impls = {
         "ours_fused": ours(1), "ours_unfused": ours(0),
-        "torch_eager": lambda x: torch_f2(x["o"], x["pos"], x["out"], x["scales"], freqs),
-        "torch_compile": lambda x: compiled(x["o"], x["pos"], x["out"], x["scales"], freqs),
+        "torch_eager": lambda x: torch_f2(x["o"], x["cs"], x["out"], x["scales"]),
+        "torch_compile": lambda x: compiled(x["o"], x["cs"], x["out"], x["scales"]),
     }
     if not with_compile:
         impls.pop("torch_compile")
@@ -361,7 +366,7 @@ def f2_case(lib, B, with_compile=True):
 # ----------------------------------------------------------------------------------------------------
 # F1: compressor + norm + rope + quant + insert (decode: every sequence completes an entry this step)
 
-def torch_f1(kv, sc, pos, table, state, out_slot, cache, ape, weight, freqs, H, hd, ratio, ppp, SPAGE, CPAGE):
+def torch_f1(kv, sc, pos, cs, table, state, out_slot, cache, ape, weight, H, hd, ratio, ppp, SPAGE, CPAGE):
     main = hd == 512
     coff = 2 if ratio == 4 else 1
     W = coff * hd
@@ -388,7 +393,7 @@ def torch_f1(kv, sc, pos, table, state, out_slot, cache, ape, weight, freqs, H, 
     c = (torch.softmax(scw, 1) * kvw).sum(1).to(torch.bfloat16)
     xf = c.float()
     y = (weight * (xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + EPS))).to(torch.bfloat16)
-    y = torch.cat((y[:, :hd - 64], rope_t(y[:, hd - 64:], posl - ratio + 1, freqs)), -1)
+    y = torch.cat((y[:, :hd - 64], rope_t(y[:, hd - 64:], cs)), -1)
     page, e = out_slot // 64, out_slot % 64
     data = cache.as_strided((cache.shape[0], 64, data_bytes), (CPAGE, data_bytes, 1))
     scl = cache.as_strided((cache.shape[0], 64, scale_bytes), (CPAGE, scale_bytes, 1), 64 * data_bytes)
@@ -416,7 +421,7 @@ def f1_case(lib, B, hd, ratio, with_compile=True):
     CPAGE = 37440 if main else 4352
     data_bytes, scale_bytes = (576, 8) if main else (64, 4)
     vwin = n // ppp + 2                              # virtual state pages a window touches
-    bytes_min = B * (2 * W * 4 + 2 * W * 4 + (n - 1) * 2 * hd * 4 + data_bytes + scale_bytes)
+    bytes_min = B * (2 * W * 4 + 2 * W * 4 + (n - 1) * 2 * hd * 4 + data_bytes + scale_bytes + 256)
     K = n_sets(bytes_min, limit=16)
     ws = torch.empty(lib.strata_f1_workspace_bytes(B, hd), dtype=torch.uint8, device=dev)
     ape = (torch.randn(ratio, W, device=dev) * 0.3).contiguous()
@@ -442,14 +447,14 @@ def f1_case(lib, B, hd, ratio, with_compile=True):
         out_slot = torch.randperm(cpages * 64, device=dev)[:B].to(torch.int64)
         cache = torch.zeros(cpages, CPAGE, dtype=torch.uint8, device=dev)
         ar_b = torch.arange(B, device=dev, dtype=torch.int32)
-        sets.append(dict(kv=kv, sc=sc, pos=pos, table=table, stride=stride, state=state, out_slot=out_slot,
+        sets.append(dict(kv=kv, sc=sc, pos=pos, cs=rope_table(pos - ratio + 1, freqs), table=table, stride=stride, state=state, out_slot=out_slot,
                          cache=cache, seq=ar_b, first_tok=ar_b.clone(), first_pos=pos.clone(),
                          count=torch.ones(B, dtype=torch.int32, device=dev)))
 
     def ours(fused):
         def run(x):
             check(lib, lib.strata_f1_compress_insert(
-                p(x["kv"]), p(x["sc"]), W, p(ape), p(weight), p(freqs), p(x["pos"]), p(x["seq"]), p(x["first_tok"]),
+                p(x["kv"]), p(x["sc"]), W, p(ape), p(weight), p(x["cs"]), p(x["pos"]), p(x["seq"]), p(x["first_tok"]),
                 p(x["first_pos"]), p(x["count"]), p(x["table"]), x["stride"], p(x["state"]), SPAGE, ppp, ppp, 1,
                 p(x["out_slot"]), p(x["cache"]), CPAGE, 64, data_bytes, 64 * data_bytes, scale_bytes, B, ratio, hd,
                 EPS, fused, p(ws), stream()), "f1")
@@ -461,10 +466,10 @@ def f1_case(lib, B, hd, ratio, with_compile=True):
     cfg = (hd, ratio, ppp, SPAGE, CPAGE)
     impls = {
         "ours_fused": ours(1), "ours_unfused": ours(0),
-        "torch_eager": lambda x: torch_f1(x["kv"], x["sc"], x["pos"], x["table"], x["state"], x["out_slot"],
-                                          x["cache"], ape, weight, freqs, H, *cfg),
-        "torch_compile": lambda x: compiled(x["kv"], x["sc"], x["pos"], x["table"], x["state"], x["out_slot"],
-                                            x["cache"], ape, weight, freqs, H, *cfg),
+        "torch_eager": lambda x: torch_f1(x["kv"], x["sc"], x["pos"], x["cs"], x["table"], x["state"], x["out_slot"],
+                                          x["cache"], ape, weight, H, *cfg),
+        "torch_compile": lambda x: compiled(x["kv"], x["sc"], x["pos"], x["cs"], x["table"], x["state"], x["out_slot"],
+                                            x["cache"], ape, weight, H, *cfg),
     }
     if not with_compile:
         impls.pop("torch_compile")

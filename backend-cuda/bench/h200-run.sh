@@ -12,6 +12,9 @@ if [[ ! -x $b/strata-gpu/runtime/bin/java ]]; then
   mkdir -p $b && tar -xJf .bundle/strata-gpu-bundle.tar.xz -C $b || exit 1
 fi
 jar=$(ls $b/strata-gpu/plugins/backend-cuda-*.jar)
+# a freshly built library (carried as backend-cuda/target/native) wins over the bundle's plugin jar
+lib_args=(--plugin-jar "$jar")
+[[ -f backend-cuda/target/native/libstrata_cuda.so ]] && lib_args=(--lib backend-cuda/target/native/libstrata_cuda.so)
 for step in "$@"; do
   case "$step" in
     parity)
@@ -28,7 +31,7 @@ for step in "$@"; do
       grep -i -E 'cuda|plugin' "$out/smoke.log" | head -20
       kill %1 2>/dev/null; cd - >/dev/null ;;
     bench:*)
-      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --plugin-jar "$jar" --out "$out" \
+      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py "${lib_args[@]}" --out "$out" \
         --kernels "${step#bench:}" 2>&1 | grep -v -E 'Warning|warn\(' | tee -a "$out/bench.txt" | tail -40
       cp "$out/bench.json" "$out/bench-$(echo "${step#bench:}" | tr ',' '_').json" 2>/dev/null ;;
   esac

@@ -25,7 +25,7 @@ struct F1Args {
     int64_t row_stride;
     const float *ape;
     const float *norm_weight;
-    const float *freqs;
+    const float *cos_sin;  // [num_tokens, 64]: angles of the entry's position (pos - ratio + 1)
     const int *positions;
     const int *token_seq;
     const int *seq_first_token;
@@ -181,13 +181,13 @@ __device__ __forceinline__ void rms_norm4(float *x, const float *w, int c, float
 }
 
 template <int HD>
-__device__ __forceinline__ void rope4(float *x, int c, int rope_pos, const float *freqs) {
+__device__ __forceinline__ void rope4(float *x, int c, const float *cs_row) {
     if (c < HD - 64) return;
     int pair = (c - (HD - 64)) / 2;
 #pragma unroll
     for (int k = 0; k < 2; k++) {
         float cs, sn;
-        rope_angle(rope_pos, freqs[pair + k], cs, sn);
+        rope_cs(cs_row, pair + k, cs, sn);
         rope_rotate(x[2 * k], x[2 * k + 1], cs, sn);
     }
 }
@@ -274,7 +274,7 @@ f1_fused_kernel(F1Args a) {
     for (int i = 0; i < 4; i++) x[i] = active && p.l[i] > 0.f ? p.acc[i] / p.l[i] : 0.f;
     rms_norm4<HD, kThreads>(x, a.norm_weight, c, a.eps, scratch, active);
     if (!active) return;
-    rope4<HD>(x, c, pos - R + 1, a.freqs);
+    rope4<HD>(x, c, a.cos_sin + (int64_t) t * 64);
     if constexpr (HD == 512) {
         write_main_entry(x, c, a.cache, slot);
     } else {
@@ -323,7 +323,7 @@ __global__ void k_rope(F1Args a, uint16_t *normed) {
     uint16_t *p = normed + (int64_t) t * HD + HD - 64 + 2 * pair;
     float re = bf16_bits_to_float(p[0]), im = bf16_bits_to_float(p[1]);
     float cs, sn;
-    rope_angle(pos - R + 1, a.freqs[pair], cs, sn);
+    rope_cs(a.cos_sin + (int64_t) t * 64, pair, cs, sn);
     rope_rotate(re, im, cs, sn);
     p[0] = float_to_bf16_bits(re);
     p[1] = float_to_bf16_bits(im);
@@ -414,7 +414,7 @@ int64_t strata_f1_workspace_bytes(int num_tokens, int head_dim) {
 }
 
 int strata_f1_compress_insert(int64_t kv, int64_t score, int64_t row_stride, int64_t ape, int64_t norm_weight,
-                              int64_t rope_freqs, int64_t positions, int64_t token_seq, int64_t seq_first_token,
+                              int64_t rope_cos_sin, int64_t positions, int64_t token_seq, int64_t seq_first_token,
                               int64_t seq_first_pos, int64_t seq_num_tokens, int64_t state_block_table,
                               int state_table_stride, int64_t state_pool, int64_t state_page_bytes,
                               int state_positions_per_page, int state_span_positions, int state_pages_per_span,
@@ -424,7 +424,7 @@ int strata_f1_compress_insert(int64_t kv, int64_t score, int64_t row_stride, int
                               int64_t stream) {
     if (num_tokens <= 0) return 0;
     F1Args a{(const float *) kv, (const float *) score, row_stride, (const float *) ape, (const float *) norm_weight,
-             (const float *) rope_freqs, (const int *) positions, (const int *) token_seq,
+             (const float *) rope_cos_sin, (const int *) positions, (const int *) token_seq,
              (const int *) seq_first_token, (const int *) seq_first_pos, (const int *) seq_num_tokens,
              (const int *) state_block_table, state_table_stride, (uint8_t *) state_pool, state_page_bytes,
              state_positions_per_page, state_span_positions, state_pages_per_span, (const int64_t *) out_slot,

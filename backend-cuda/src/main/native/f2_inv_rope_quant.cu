@@ -29,14 +29,14 @@ __device__ __forceinline__ void load16(const uint16_t *p, float *v) {
     }
 }
 
-__device__ __forceinline__ void inverse_rope16(float *v, int lane, int pos, const float *freqs) {
+__device__ __forceinline__ void inverse_rope16(float *v, int lane, const float *cs) {
     int pair0 = (lane - kRopeLane0) * (kPerLane / 2);
+    float4 c0 = *reinterpret_cast<const float4 *>(cs + pair0), c1 = *reinterpret_cast<const float4 *>(cs + pair0 + 4);
+    float4 s0 = *reinterpret_cast<const float4 *>(cs + 32 + pair0), s1 = *reinterpret_cast<const float4 *>(cs + 36 + pair0);
+    float c[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
+    float s[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
 #pragma unroll
-    for (int k = 0; k < kPerLane / 2; k++) {
-        float c, s;
-        rope_angle(pos, freqs[pair0 + k], c, s);
-        rope_rotate(v[2 * k], v[2 * k + 1], c, -s);
-    }
+    for (int k = 0; k < kPerLane / 2; k++) rope_rotate(v[2 * k], v[2 * k + 1], c[k], -s[k]);
 }
 
 // Quantises 16 values with this lane's group-of-8 scale and writes 16 fp8 bytes and (lane%8==0) the scale.
@@ -57,7 +57,7 @@ __device__ __forceinline__ void quant16(const float *v, int lane, uint8_t *out, 
 }
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-f2_fused_kernel(const uint16_t *__restrict__ o, const int *__restrict__ positions, const float *__restrict__ freqs,
+f2_fused_kernel(const uint16_t *__restrict__ o, const float *__restrict__ cos_sin,
                 uint8_t *__restrict__ out, float *__restrict__ scales, int num_tokens, int num_heads,
                 int scale_stride_block, int scale_stride_token) {
     int lane = threadIdx.x & 31;
@@ -67,7 +67,7 @@ f2_fused_kernel(const uint16_t *__restrict__ o, const int *__restrict__ position
     int h = (int) (warp % num_heads);
     float v[kPerLane];
     load16(o + warp * kHead + lane * kPerLane, v);
-    if (lane >= kRopeLane0) inverse_rope16(v, lane, positions[t], freqs);
+    if (lane >= kRopeLane0) inverse_rope16(v, lane, cos_sin + (int64_t) t * 64);
     int blk = h * kBlocksPerHead + lane / 8;
     quant16(v, lane, out + warp * kHead + lane * kPerLane,
             scales + (int64_t) blk * scale_stride_block + (int64_t) t * scale_stride_token);
@@ -97,7 +97,7 @@ int64_t strata_f2_workspace_bytes(int num_tokens, int num_heads) {
     return (int64_t) num_tokens * num_heads * kHead * 2 + 256;
 }
 
-int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t positions, int64_t rope_freqs, int64_t out_fp8, int64_t out_scales,
+int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp8, int64_t out_scales,
                                  int num_tokens, int num_heads, int scale_stride_block, int scale_stride_token,
                                  int fused, int64_t workspace, int64_t stream) {
     if (num_tokens <= 0) return 0;
@@ -106,14 +106,14 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t positions, int64_t rope_freq
     int blocks = (int) ((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
     if (fused) {
         f2_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(
-            (const uint16_t *) o, (const int *) positions, (const float *) rope_freqs, (uint8_t *) out_fp8,
+            (const uint16_t *) o, (const float *) rope_cos_sin, (uint8_t *) out_fp8,
             (float *) out_scales, num_tokens, num_heads, scale_stride_block, scale_stride_token);
         STRATA_LAUNCH_CHECK();
         return 0;
     }
     // unfused: inverse rope in place (this baseline overwrites o's rope channels), then quantise
     (void) workspace;
-    int rc = strata_rope_rows(o, num_tokens * num_heads, num_heads, positions, rope_freqs, 1, stream);
+    int rc = strata_rope_rows(o, num_tokens * num_heads, num_heads, rope_cos_sin, 1, stream);
     if (rc) return rc;
     quant_rows_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>((const uint16_t *) o, (uint8_t *) out_fp8, (float *) out_scales,
                                                              num_tokens, num_heads, scale_stride_block,

@@ -68,14 +68,14 @@ __device__ __forceinline__ void head_norm_bf16(Row16 &r, float eps) {
 }
 
 // RoPE on this lane's 8 pairs (lanes 28..31 only).
-__device__ __forceinline__ void rope_lane(Row16 &r, int lane, int pos, const float *freqs, bool inverse) {
+__device__ __forceinline__ void rope_lane(Row16 &r, int lane, const float *cs, bool inverse) {
     int pair0 = (lane - kRopeLane0) * (kPerLane / 2);
+    float4 c0 = *reinterpret_cast<const float4 *>(cs + pair0), c1 = *reinterpret_cast<const float4 *>(cs + pair0 + 4);
+    float4 s0 = *reinterpret_cast<const float4 *>(cs + 32 + pair0), s1 = *reinterpret_cast<const float4 *>(cs + 36 + pair0);
+    float c[8] = {c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w};
+    float s[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
 #pragma unroll
-    for (int k = 0; k < kPerLane / 2; k++) {
-        float c, s;
-        rope_angle(pos, freqs[pair0 + k], c, s);
-        rope_rotate(r.v[2 * k], r.v[2 * k + 1], c, inverse ? -s : s);
-    }
+    for (int k = 0; k < kPerLane / 2; k++) rope_rotate(r.v[2 * k], r.v[2 * k + 1], c[k], inverse ? -s[k] : s[k]);
 }
 
 // FP8 (per-64 ue8m0) of the no-rope lanes, bf16 rope lanes, written into one 584-byte entry.
@@ -105,8 +105,8 @@ __device__ __forceinline__ void quant_insert_lane(const Row16 &r, int lane, cons
 }
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv, const int *__restrict__ positions,
-                const int64_t *__restrict__ slots, const float *__restrict__ freqs, EntryLayout cache,
+f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
+                const int64_t *__restrict__ slots, const float *__restrict__ cos_sin, EntryLayout cache,
                 int num_tokens, int num_heads, float eps) {
     int lane = threadIdx.x & 31;
     int64_t warp = (int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
@@ -114,18 +114,18 @@ f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv, const
     if (warp >= total) return;
     int t = (int) (warp / (num_heads + 1));
     int h = (int) (warp % (num_heads + 1));
-    int pos = positions[t];
+    const float *cs = cos_sin + (int64_t) t * 64;
     if (h < num_heads) {
         uint16_t *row = q + ((int64_t) t * num_heads + h) * kHead + lane * kPerLane;
         Row16 r = load_row16(row);
         head_norm_bf16(r, eps);
-        if (lane >= kRopeLane0) rope_lane(r, lane, pos, freqs, false);
+        if (lane >= kRopeLane0) rope_lane(r, lane, cs, false);
         store_row16(row, r);
     } else {
         int64_t slot = slots[t];
         if (slot < 0) return;  // padded token
         Row16 r = load_row16(kv + (int64_t) t * kHead + lane * kPerLane);
-        if (lane >= kRopeLane0) rope_lane(r, lane, pos, freqs, false);
+        if (lane >= kRopeLane0) rope_lane(r, lane, cs, false);
         quant_insert_lane(r, lane, cache, slot);
     }
 }
@@ -143,8 +143,7 @@ __global__ void q_norm_kernel(uint16_t *q, int rows, float eps) {
 }
 
 // RoPE on the rope part of rows of 512 (one thread per pair); heads_per_token maps a row to its token.
-__global__ void rope_rows_kernel(uint16_t *x, int rows, int heads_per_token, const int *positions,
-                                 const float *freqs, int inverse) {
+__global__ void rope_rows_kernel(uint16_t *x, int rows, int heads_per_token, const float *cos_sin, int inverse) {
     int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (int64_t) rows * 32) return;
     int64_t row = i / 32;
@@ -152,7 +151,7 @@ __global__ void rope_rows_kernel(uint16_t *x, int rows, int heads_per_token, con
     uint16_t *p = x + row * kHead + kNope + 2 * pair;
     float re = bf16_bits_to_float(p[0]), im = bf16_bits_to_float(p[1]);
     float c, s;
-    rope_angle(positions[row / heads_per_token], freqs[pair], c, s);
+    rope_cs(cos_sin + (row / heads_per_token) * 64, pair, c, s);
     rope_rotate(re, im, c, inverse ? -s : s);
     p[0] = float_to_bf16_bits(re);
     p[1] = float_to_bf16_bits(im);
@@ -198,7 +197,7 @@ int64_t strata_f3_workspace_bytes(int num_tokens) {
     return (int64_t) num_tokens * (kNope + 8) + 256;
 }
 
-int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t positions, int64_t slot_mapping, int64_t rope_freqs,
+int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, int64_t rope_cos_sin,
                                    int64_t cache_pool, int64_t page_bytes, int entries_per_page, int data_stride,
                                    int scale_base, int scale_stride, int num_tokens, int num_heads, float eps,
                                    int fused, int64_t workspace, int64_t stream) {
@@ -207,13 +206,12 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t positions, int
     cudaStream_t st = (cudaStream_t) stream;
     uint16_t *qp = (uint16_t *) q;
     const uint16_t *kvp = (const uint16_t *) kv;
-    const int *pos = (const int *) positions;
     const int64_t *slots = (const int64_t *) slot_mapping;
-    const float *freqs = (const float *) rope_freqs;
+    const float *cs = (const float *) rope_cos_sin;
     if (fused) {
         int64_t warps = (int64_t) num_tokens * (num_heads + 1);
         int blocks = (int) ((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
-        f3_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(qp, kvp, pos, slots, freqs, cache, num_tokens,
+        f3_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(qp, kvp, slots, cs, cache, num_tokens,
                                                                 num_heads, eps);
         STRATA_LAUNCH_CHECK();
         return 0;
@@ -225,9 +223,9 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t positions, int
     int qrows = num_tokens * num_heads;
     q_norm_kernel<<<(qrows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st>>>(qp, qrows, eps);
     STRATA_LAUNCH_CHECK();
-    rope_rows_kernel<<<(int) (((int64_t) qrows * 32 + 255) / 256), 256, 0, st>>>(qp, qrows, num_heads, pos, freqs, 0);
+    rope_rows_kernel<<<(int) (((int64_t) qrows * 32 + 255) / 256), 256, 0, st>>>(qp, qrows, num_heads, cs, 0);
     STRATA_LAUNCH_CHECK();
-    rope_rows_kernel<<<(num_tokens * 32 + 255) / 256, 256, 0, st>>>(kv_copy, num_tokens, 1, pos, freqs, 0);
+    rope_rows_kernel<<<(num_tokens * 32 + 255) / 256, 256, 0, st>>>(kv_copy, num_tokens, 1, cs, 0);
     STRATA_LAUNCH_CHECK();
     kv_quant_kernel<<<(num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st>>>(
         kv_copy, fp8, scales, num_tokens);
@@ -238,11 +236,10 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t positions, int
 }
 
 // Shared with F2's unfused path.
-int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t positions, int64_t rope_freqs, int inverse,
-                     int64_t stream) {
+int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t rope_cos_sin, int inverse, int64_t stream) {
     if (rows <= 0) return 0;
     rope_rows_kernel<<<(int) (((int64_t) rows * 32 + 255) / 256), 256, 0, (cudaStream_t) stream>>>(
-        (uint16_t *) x, rows, heads_per_token, (const int *) positions, (const float *) rope_freqs, inverse);
+        (uint16_t *) x, rows, heads_per_token, (const float *) rope_cos_sin, inverse);
     STRATA_LAUNCH_CHECK();
     return 0;
 }

@@ -62,14 +62,13 @@ __device__ __forceinline__ uint8_t fp4_encode(float x, float s) {
     return (uint8_t) (code | (signbit(q) ? 8 : 0));
 }
 
-// One rotation angle's cos/sin as the reference's fp32 table holds them: angle = fp32(pos) * freq in
-// fp32, then cos/sin correctly rounded to fp32 (computed in double, like Java's Math.cos).
-__device__ __forceinline__ void rope_angle(int pos, float freq, float &c, float &s) {
-    float angle = __fmul_rn((float) pos, freq);
-    double sd, cd;
-    sincos((double) angle, &sd, &cd);
-    c = (float) cd;
-    s = (float) sd;
+// RoPE angles come precomputed per token: row [cos(a_0..a_31) | sin(a_0..a_31)] in fp32, where
+// a_i = fp32(pos) * freq_i in fp32 and cos/sin are correctly rounded (the engine fills the step's rows
+// the way the reference fills its complex64 table). A table keeps double-precision trig (and its slow
+// range-reduction path for large positions) off the GPU: the kernels stay memory-bound.
+__device__ __forceinline__ void rope_cs(const float *row, int i, float &c, float &s) {
+    c = row[i];
+    s = row[32 + i];
 }
 
 // (re, im) <- bf16(re*c - im*s), bf16(re*s + im*c); inverse uses -s.

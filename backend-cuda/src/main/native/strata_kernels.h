@@ -1,5 +1,7 @@
 /*
  * Fused DeepSeek-V4 kernels (included from strata_cuda.h, inside its extern "C").
+ * RoPE: every kernel takes rope_cos_sin, fp32 rows [cos(a_0..a_31) | sin(a_0..a_31)] per token, a_i =
+ * fp32(pos) * freq_i (the engine fills them per step, as the reference fills its table).
  * Pointers are device addresses as int64; `stream` is a cudaStream_t as int64 (0 = legacy default).
  * `fused` = 1 runs the fused kernel, 0 the unfused baseline (same math as separate kernels, kept for
  * comparison; it needs `workspace` of the size the matching *_workspace_bytes function returns).
@@ -14,7 +16,8 @@
 
 /* F1: compressor + RMSNorm + RoPE + quantise + paged insert, and the compressor-state update.
  * kv, score: fp32 rows [num_tokens, row_stride] (first coff*head_dim floats used; coff = 2 for ratio 4);
- * ape: fp32 [ratio, coff*head_dim]; norm_weight: fp32 [head_dim]; rope_freqs: fp32 [32];
+ * ape: fp32 [ratio, coff*head_dim]; norm_weight: fp32 [head_dim]; rope_cos_sin: fp32 [num_tokens, 64], for a
+ * token that completes an entry the cos|sin row of the entry's position pos - ratio + 1 (others unused);
  * positions, token_seq: int32 [num_tokens]; seq_first_token, seq_first_pos, seq_num_tokens: int32 [seqs]
  * (this step's tokens of a sequence are consecutive); state_block_table: int32 [seqs, state_table_stride]
  * maps KvLayout's virtual state page (pos / span) * pages_per_span + (pos % span) / positions_per_page to a
@@ -25,7 +28,7 @@
  * 512 writes the FP8 584-byte entry, 128 the Hadamard + FP4 68-byte indexer entry. */
 int64_t strata_f1_workspace_bytes(int num_tokens, int head_dim);
 int strata_f1_compress_insert(int64_t kv, int64_t score, int64_t row_stride, int64_t ape, int64_t norm_weight,
-                              int64_t rope_freqs, int64_t positions, int64_t token_seq, int64_t seq_first_token,
+                              int64_t rope_cos_sin, int64_t positions, int64_t token_seq, int64_t seq_first_token,
                               int64_t seq_first_pos, int64_t seq_num_tokens, int64_t state_block_table,
                               int state_table_stride, int64_t state_pool, int64_t state_page_bytes,
                               int state_positions_per_page, int state_span_positions, int state_pages_per_span,
@@ -39,7 +42,7 @@ int strata_f1_compress_insert(int64_t kv, int64_t score, int64_t row_stride, int
  * out_scales fp32 powers of two at [block * scale_stride_block + token * scale_stride_token]
  * (block = channel/128).  The fused kernel leaves o untouched; the unfused baseline rotates o in place. */
 int64_t strata_f2_workspace_bytes(int num_tokens, int num_heads);
-int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t positions, int64_t rope_freqs, int64_t out_fp8,
+int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp8,
                                  int64_t out_scales, int num_tokens, int num_heads, int scale_stride_block,
                                  int scale_stride_token, int fused, int64_t workspace, int64_t stream);
 
@@ -48,11 +51,10 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t positions, int64_t rope_freq
  * (int64 [num_tokens], -1 = padding).  The fused kernel leaves kv untouched; the unfused baseline
  * rotates kv's rope channels in place. */
 int64_t strata_f3_workspace_bytes(int num_tokens);
-int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t positions, int64_t slot_mapping, int64_t rope_freqs,
+int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, int64_t rope_cos_sin,
                                    int64_t cache_pool, int64_t page_bytes, int entries_per_page, int data_stride,
                                    int scale_base, int scale_stride, int num_tokens, int num_heads, float eps,
                                    int fused, int64_t workspace, int64_t stream);
 
-/* RoPE on the last 64 channels of 512-wide bf16 rows (row r uses positions[r / heads_per_token]). */
-int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t positions, int64_t rope_freqs, int inverse,
-                     int64_t stream);
+/* RoPE on the last 64 channels of 512-wide bf16 rows (row r uses cos|sin row r / heads_per_token). */
+int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t rope_cos_sin, int inverse, int64_t stream);

@@ -21,12 +21,14 @@ public final class FusedKernels {
 
     /**
      * One compressor step (F1). Device arrays: kv/score fp32 [numTokens, rowStride]; ape fp32
-     * [ratio, coff*headDim]; normWeight fp32 [headDim]; ropeFreqs fp32 [32]; positions, tokenSeq int32
+     * [ratio, coff*headDim]; normWeight fp32 [headDim]; ropeCosSin fp32 [numTokens, 64] (see
+     * {@link RopeTables}; for a token completing an entry, the row of position {@code pos - ratio + 1});
+     * positions, tokenSeq int32
      * [numTokens]; seqFirstToken, seqFirstPos, seqNumTokens int32 [seqs]; stateBlockTable int32
      * [seqs, stateTableStride] mapping KvLayout's virtual state pages to physical ones (see
      * {@link StatePaging}); outSlot int64 [numTokens] (-1 where no entry completes).
      */
-    public record CompressorStep(long kv, long score, long rowStride, long ape, long normWeight, long ropeFreqs,
+    public record CompressorStep(long kv, long score, long rowStride, long ape, long normWeight, long ropeCosSin,
                                  long positions, long tokenSeq, long seqFirstToken, long seqFirstPos,
                                  long seqNumTokens, long stateBlockTable, int stateTableStride, long statePool,
                                  StatePaging statePaging, long outSlot, long cachePool,
@@ -76,7 +78,7 @@ public final class FusedKernels {
         NativeLibrary.require();
         EntryLayout l = s.layout();
         CudaRuntime.check(CudaNative.strata_f1_compress_insert(s.kv(), s.score(), s.rowStride(), s.ape(),
-                s.normWeight(), s.ropeFreqs(), s.positions(), s.tokenSeq(), s.seqFirstToken(), s.seqFirstPos(),
+                s.normWeight(), s.ropeCosSin(), s.positions(), s.tokenSeq(), s.seqFirstToken(), s.seqFirstPos(),
                 s.seqNumTokens(), s.stateBlockTable(), s.stateTableStride(), s.statePool(), s.statePaging().pageBytes(),
                 s.statePaging().positionsPerPage(), s.statePaging().spanPositions(), s.statePaging().pagesPerSpan(),
                 s.outSlot(), s.cachePool(), l.pageBytes(), l.entriesPerPage(), l.dataStride(),
@@ -86,9 +88,10 @@ public final class FusedKernels {
 
     /**
      * F2: attention output {@code o} bf16 [numTokens, numHeads*512] to FP8 [numTokens, numHeads*512]
-     * and fp32 power-of-two scales at {@code block * scaleStrideBlock + token * scaleStrideToken}.
+     * and fp32 power-of-two scales at {@code block * scaleStrideBlock + token * scaleStrideToken};
+     * ropeCosSin fp32 [numTokens, 64] at each token's (query) position.
      */
-    public record OutputQuant(long o, long positions, long ropeFreqs, long outFp8, long outScales, int numTokens,
+    public record OutputQuant(long o, long ropeCosSin, long outFp8, long outScales, int numTokens,
                               int numHeads, int scaleStrideBlock, int scaleStrideToken) {
     }
 
@@ -99,13 +102,16 @@ public final class FusedKernels {
 
     public static void inverseRopeQuant(OutputQuant s, Variant variant, long workspace, long stream) {
         NativeLibrary.require();
-        CudaRuntime.check(CudaNative.strata_f2_inv_rope_fp8_quant(s.o(), s.positions(), s.ropeFreqs(), s.outFp8(),
+        CudaRuntime.check(CudaNative.strata_f2_inv_rope_fp8_quant(s.o(), s.ropeCosSin(), s.outFp8(),
                 s.outScales(), s.numTokens(), s.numHeads(), s.scaleStrideBlock(), s.scaleStrideToken(),
                 variant.flag(), workspace, stream), "F2 inverse rope + fp8 quant (" + variant + ")");
     }
 
-    /** F3: q bf16 [numTokens, numHeads, 512] in place; kv bf16 [numTokens, 512] into the SWA cache. */
-    public record QkvStep(long q, long kv, long positions, long slotMapping, long ropeFreqs, long cachePool,
+    /**
+     * F3: q bf16 [numTokens, numHeads, 512] in place; kv bf16 [numTokens, 512] into the SWA cache at
+     * slotMapping (int64, -1 = padding); ropeCosSin fp32 [numTokens, 64] at each token's position.
+     */
+    public record QkvStep(long q, long kv, long slotMapping, long ropeCosSin, long cachePool,
                           EntryLayout layout, int numTokens, int numHeads, float eps) {
     }
 
@@ -117,8 +123,8 @@ public final class FusedKernels {
     public static void qNormRopeKvInsert(QkvStep s, Variant variant, long workspace, long stream) {
         NativeLibrary.require();
         EntryLayout l = s.layout();
-        CudaRuntime.check(CudaNative.strata_f3_qnorm_rope_kv_insert(s.q(), s.kv(), s.positions(), s.slotMapping(),
-                s.ropeFreqs(), s.cachePool(), l.pageBytes(), l.entriesPerPage(), l.dataStride(), l.scaleBase(),
+        CudaRuntime.check(CudaNative.strata_f3_qnorm_rope_kv_insert(s.q(), s.kv(), s.slotMapping(),
+                s.ropeCosSin(), s.cachePool(), l.pageBytes(), l.entriesPerPage(), l.dataStride(), l.scaleBase(),
                 l.scaleStride(), s.numTokens(), s.numHeads(), s.eps(), variant.flag(), workspace, stream),
                 "F3 qnorm+rope+kv insert (" + variant + ")");
     }

@@ -276,7 +276,7 @@ class CompressorParityTest {
             try (DeviceBuffer dCache = DeviceBuffer.allocate(cacheBytes);
                  DeviceBuffer dState = DeviceBuffer.allocate(stateBytes);
                  DeviceBuffer dTable = DeviceBuffer.of(table); DeviceBuffer dApe = DeviceBuffer.of(ape);
-                 DeviceBuffer dWeight = DeviceBuffer.of(weight); DeviceBuffer dFreqs = DeviceBuffer.of(freqs)) {
+                 DeviceBuffer dWeight = DeviceBuffer.of(weight)) {
                 dCache.fill(0x5a);
                 dState.fill(0x7f);  // NaN-ish floats where nothing was written
                 for (Step step : steps) {
@@ -299,6 +299,7 @@ class CompressorParityTest {
                     float[] kv = new float[T * rowStride];
                     float[] sc = new float[T * rowStride];
                     int[] pos = new int[T];
+                    int[] ropePos = new int[T];
                     int[] seqOf = new int[T];
                     long[] out = new long[T];
                     for (int t = 0; t < T; t++) {
@@ -307,17 +308,19 @@ class CompressorParityTest {
                         System.arraycopy(seqs.get(s).kv()[p], 0, kv, t * rowStride, width);
                         System.arraycopy(seqs.get(s).score()[p], 0, sc, t * rowStride, width);
                         pos[t] = p;
+                        ropePos[t] = Math.max(0, p - ratio + 1);
                         seqOf[t] = s;
                         out[t] = (p + 1) % ratio == 0 ? cacheSlot(s, p / ratio) : -1;
                     }
                     try (DeviceBuffer dKv = DeviceBuffer.of(kv); DeviceBuffer dSc = DeviceBuffer.of(sc);
+                         DeviceBuffer dCs = DeviceBuffer.of(RopeTables.cosSin(freqs, ropePos));
                          DeviceBuffer dPos = DeviceBuffer.of(pos); DeviceBuffer dSeq = DeviceBuffer.of(seqOf);
                          DeviceBuffer dFirstTok = DeviceBuffer.of(firstTok);
                          DeviceBuffer dFirstPos = DeviceBuffer.of(firstPos); DeviceBuffer dCount = DeviceBuffer.of(count);
                          DeviceBuffer dOut = DeviceBuffer.of(out);
                          DeviceBuffer ws = DeviceBuffer.allocate(FusedKernels.compressWorkspaceBytes(T, hd))) {
                         FusedKernels.compressInsert(new CompressorStep(dKv.address(), dSc.address(), rowStride,
-                                dApe.address(), dWeight.address(), dFreqs.address(), dPos.address(), dSeq.address(),
+                                dApe.address(), dWeight.address(), dCs.address(), dPos.address(), dSeq.address(),
                                 dFirstTok.address(), dFirstPos.address(), dCount.address(), dTable.address(),
                                 statePagesPerSeq, dState.address(), paging, dOut.address(), dCache.address(), layout,
                                 T, ratio, hd, EPS), variant, ws.address(), 0);

@@ -48,8 +48,9 @@ class InverseRopeQuantParityTest {
         for (int t = 0; t < tokens; t++) {
             positions[t] = rnd.nextInt(1 << 20);
         }
-        Outcome fused = run(Variant.FUSED, o, positions, freqs, tokens, heads, tokensPadded);
-        Outcome unfused = run(Variant.UNFUSED, o, positions, freqs, tokens, heads, tokensPadded);
+        float[] cosSin = RopeTables.cosSin(freqs, positions);
+        Outcome fused = run(Variant.FUSED, o, cosSin, tokens, heads, tokensPadded);
+        Outcome unfused = run(Variant.UNFUSED, o, cosSin, tokens, heads, tokensPadded);
         assertThat(unfused.fp8()).as("unfused bytes equal fused bytes").isEqualTo(fused.fp8());
         assertThat(unfused.scales()).as("unfused scales equal fused scales").isEqualTo(fused.scales());
 
@@ -94,7 +95,7 @@ class InverseRopeQuantParityTest {
         assertThat(err).isLessThanOrEqualTo(1e-2);
     }
 
-    private static Outcome run(Variant variant, float[] o, int[] positions, float[] freqs, int tokens, int heads,
+    private static Outcome run(Variant variant, float[] o, float[] cosSin, int tokens, int heads,
                                int tokensPadded) {
         short[] bits = new short[o.length];
         for (int i = 0; i < o.length; i++) {
@@ -103,12 +104,12 @@ class InverseRopeQuantParityTest {
         int blocks = heads * HEAD / 128;
         float[] poison = new float[blocks * tokensPadded];
         Arrays.fill(poison, Float.NaN);
-        try (DeviceBuffer dO = DeviceBuffer.of(bits); DeviceBuffer dpos = DeviceBuffer.of(positions);
-             DeviceBuffer dfreqs = DeviceBuffer.of(freqs); DeviceBuffer out = DeviceBuffer.allocate(o.length);
+        try (DeviceBuffer dO = DeviceBuffer.of(bits);
+             DeviceBuffer dcs = DeviceBuffer.of(cosSin); DeviceBuffer out = DeviceBuffer.allocate(o.length);
              DeviceBuffer scales = DeviceBuffer.of(poison);
              DeviceBuffer ws = DeviceBuffer.allocate(FusedKernels.outputQuantWorkspaceBytes(tokens, heads))) {
             out.fill(0x7f);
-            FusedKernels.inverseRopeQuant(new OutputQuant(dO.address(), dpos.address(), dfreqs.address(),
+            FusedKernels.inverseRopeQuant(new OutputQuant(dO.address(), dcs.address(),
                     out.address(), scales.address(), tokens, heads, tokensPadded, 1), variant, ws.address(), 0);
             FusedKernels.synchronize();
             float[] s = scales.downloadFloats(poison.length);

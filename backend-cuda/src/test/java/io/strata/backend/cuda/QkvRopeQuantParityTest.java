@@ -59,8 +59,9 @@ class QkvRopeQuantParityTest {
         }
         int pages = 3;
 
-        Outcome fused = run(Variant.FUSED, q, kv, positions, slots, freqs, layout, tokens, heads, pages);
-        Outcome unfused = run(Variant.UNFUSED, q, kv, positions, slots, freqs, layout, tokens, heads, pages);
+        float[] cosSin = RopeTables.cosSin(freqs, positions);
+        Outcome fused = run(Variant.FUSED, q, kv, slots, cosSin, layout, tokens, heads, pages);
+        Outcome unfused = run(Variant.UNFUSED, q, kv, slots, cosSin, layout, tokens, heads, pages);
         assertThat(unfused.q()).as("unfused q equals fused q bit for bit").isEqualTo(fused.q());
         assertThat(unfused.cache()).as("unfused cache equals fused cache bit for bit").isEqualTo(fused.cache());
 
@@ -131,7 +132,7 @@ class QkvRopeQuantParityTest {
         }
     }
 
-    private static Outcome run(Variant variant, float[] q, float[] kv, int[] positions, long[] slots, float[] freqs,
+    private static Outcome run(Variant variant, float[] q, float[] kv, long[] slots, float[] cosSin,
                                EntryLayout layout, int tokens, int heads, int pages) {
         short[] qBits = new short[q.length];
         short[] kvBits = new short[kv.length];
@@ -143,12 +144,12 @@ class QkvRopeQuantParityTest {
         }
         int cacheBytes = (int) (pages * layout.pageBytes());
         try (DeviceBuffer dq = DeviceBuffer.of(qBits); DeviceBuffer dkv = DeviceBuffer.of(kvBits);
-             DeviceBuffer dpos = DeviceBuffer.of(positions); DeviceBuffer dslots = DeviceBuffer.of(slots);
-             DeviceBuffer dfreqs = DeviceBuffer.of(freqs); DeviceBuffer cache = DeviceBuffer.allocate(cacheBytes);
+             DeviceBuffer dslots = DeviceBuffer.of(slots);
+             DeviceBuffer dcs = DeviceBuffer.of(cosSin); DeviceBuffer cache = DeviceBuffer.allocate(cacheBytes);
              DeviceBuffer ws = DeviceBuffer.allocate(FusedKernels.qkvWorkspaceBytes(tokens))) {
             cache.fill(POISON);
-            FusedKernels.qNormRopeKvInsert(new QkvStep(dq.address(), dkv.address(), dpos.address(), dslots.address(),
-                    dfreqs.address(), cache.address(), layout, tokens, heads, EPS), variant, ws.address(), 0);
+            FusedKernels.qNormRopeKvInsert(new QkvStep(dq.address(), dkv.address(), dslots.address(),
+                    dcs.address(), cache.address(), layout, tokens, heads, EPS), variant, ws.address(), 0);
             FusedKernels.synchronize();
             return new Outcome(dq.downloadShorts(q.length), cache.downloadBytes(cacheBytes));
         }

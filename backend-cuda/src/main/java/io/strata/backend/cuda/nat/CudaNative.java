@@ -53,7 +53,7 @@ public final class CudaNative {
 
     public static native int strata_f1_compress_insert(@Cast("int64_t") long kv, @Cast("int64_t") long score,
             @Cast("int64_t") long rowStride, @Cast("int64_t") long ape, @Cast("int64_t") long normWeight,
-            @Cast("int64_t") long ropeFreqs, @Cast("int64_t") long positions, @Cast("int64_t") long tokenSeq,
+            @Cast("int64_t") long ropeCosSin, @Cast("int64_t") long positions, @Cast("int64_t") long tokenSeq,
             @Cast("int64_t") long seqFirstToken, @Cast("int64_t") long seqFirstPos, @Cast("int64_t") long seqNumTokens,
             @Cast("int64_t") long stateBlockTable, int stateTableStride, @Cast("int64_t") long statePool,
             @Cast("int64_t") long statePageBytes, int statePositionsPerPage, int stateSpanPositions,
@@ -64,15 +64,15 @@ public final class CudaNative {
 
     public static native @Cast("int64_t") long strata_f2_workspace_bytes(int numTokens, int numHeads);
 
-    public static native int strata_f2_inv_rope_fp8_quant(@Cast("int64_t") long o, @Cast("int64_t") long positions,
-            @Cast("int64_t") long ropeFreqs, @Cast("int64_t") long outFp8, @Cast("int64_t") long outScales,
+    public static native int strata_f2_inv_rope_fp8_quant(@Cast("int64_t") long o,
+            @Cast("int64_t") long ropeCosSin, @Cast("int64_t") long outFp8, @Cast("int64_t") long outScales,
             int numTokens, int numHeads, int scaleStrideBlock, int scaleStrideToken, int fused,
             @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
 
     public static native @Cast("int64_t") long strata_f3_workspace_bytes(int numTokens);
 
     public static native int strata_f3_qnorm_rope_kv_insert(@Cast("int64_t") long q, @Cast("int64_t") long kv,
-            @Cast("int64_t") long positions, @Cast("int64_t") long slotMapping, @Cast("int64_t") long ropeFreqs,
+            @Cast("int64_t") long slotMapping, @Cast("int64_t") long ropeCosSin,
             @Cast("int64_t") long cachePool, @Cast("int64_t") long pageBytes, int entriesPerPage, int dataStride,
             int scaleBase, int scaleStride, int numTokens, int numHeads, float eps, int fused,
             @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
