@@ -19,8 +19,8 @@ import java.util.Map;
  * C128A main KV (SMALL), each with one page per 256 native positions and all its layers in one row, so
  * compressed memory carries no padding beyond the per-layer alignment. Each window kind is then placed in
  * the bucket, group count and positions-per-page that minimise its per-request worst case
- * ({@code groups x worstPages x rowBytes}, plus 0.5% per group because every group is one more block
- * table to walk each step); its pages are at most one row.
+ * ({@code groups x worstPages x rowBytes}, plus small surcharges for the host work each group and each
+ * page turnover costs per decode step); its pages are at most one row.
  */
 public final class KvLayout {
 
@@ -287,9 +287,12 @@ public final class KvLayout {
 
         private record Candidate(PageBucket bucket, int groups, int positionsPerPage, int span, int pagesPerSpan,
                                  long layerPageBytes, int worstPages, long cost) {
-            /** Bytes, with a 0.5% surcharge per group: each group is one more block table to walk per step. */
+            /**
+             * Bytes, with surcharges for host bookkeeping: 0.5% per group (one more block table to walk per
+             * step) and 5% per page turned over per decode step ({@code groups / positionsPerPage}).
+             */
             double score() {
-                return cost * (1 + 0.005 * groups);
+                return cost * (1 + 0.005 * groups + 0.05 * groups / positionsPerPage);
             }
         }
 

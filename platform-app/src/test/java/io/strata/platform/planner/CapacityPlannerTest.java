@@ -69,7 +69,7 @@ class CapacityPlannerTest {
         assertThat(f.sequences()).isEqualTo((80L << 30) / f.perRequestBytes());
         assertThat(f.poolUse().values()).allMatch(u -> u <= 1.0);
         // pools split for 1M-token requests serving 4K-token ones run out of window pages first
-        assertThat(CapacityPlanner.stranding(flash, 80L << 30, CapacityPlanner.ONE_M, 4096)).isGreaterThan(0.5);
+        assertThat(CapacityPlanner.stranding(flash, 80L << 30, CapacityPlanner.ONE_M, 4096)).isGreaterThan(0.3);
         assertThat(CapacityPlanner.stranding(flash, 80L << 30, 131_072, 131_072)).isLessThan(0.01);
     }
 

@@ -21,7 +21,7 @@ final class BlockPool {
     private final int[] prev;
     private final int[] next;
     private final CacheKey[] keys;
-    private final Map<CacheKey, Integer> index = new HashMap<>();
+    private final Map<CacheKey, CacheKey> index = new HashMap<>();
     private final long[] inUseByGroup;
     private final int head;
     private int free;
@@ -108,8 +108,8 @@ final class BlockPool {
 
     /** The page caching {@code key}, or -1. */
     int lookup(CacheKey key) {
-        Integer p = index.get(key);
-        return p == null ? -1 : p;
+        CacheKey held = index.get(key);
+        return held == null ? -1 : held.page;
     }
 
     /** Whether a hit on this page would take it off the free list. */
@@ -133,7 +133,8 @@ final class BlockPool {
         if (keys[page] != null || refs[page] == 0) {
             return;
         }
-        if (index.putIfAbsent(key, page) == null) {
+        key.page = page;
+        if (index.putIfAbsent(key, key) == null) {
             keys[page] = key;
         }
     }

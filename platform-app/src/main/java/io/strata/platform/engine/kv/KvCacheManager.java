@@ -281,6 +281,10 @@ public final class KvCacheManager {
             }
         }
         r.computed = from;
+        for (int g = 0; g < groups.length; g++) {
+            r.slotsFrom[g] = 0;
+            refresh(r, g);
+        }
         r.compressedWriteFrom = m.sharedPositions();
         r.windowValidFrom = m.windowHit() ? 0 : from;
         r.publishedBlocks = m.sharedBlocks();
@@ -326,7 +330,7 @@ public final class KvCacheManager {
     /** Whether the pools can serve {@code demand} now (cached free pages count as free). */
     public boolean fits(StepDemand demand) {
         for (int b = 0; b < pools.length; b++) {
-            int n = demand.pages(PageBucket.values()[b]);
+            int n = demand.pagesAt(b);
             if (n > 0 && (pools[b] == null || n > pools[b].free())) {
                 return false;
             }
@@ -340,6 +344,9 @@ public final class KvCacheManager {
         }
         long c = r.computed;
         long end = c + n;
+        if (end <= r.coveredEnd[g]) {
+            return 0;
+        }
         PageTable t = r.tables[g];
         if (kindOf[g].kind().compressed()) {
             return (int) Math.max(0, ceilDiv(end, B) - t.end());
@@ -397,10 +404,12 @@ public final class KvCacheManager {
                 while (t.end() < from) {
                     t.append(-1);
                 }
+                r.slotsFrom[g] = Math.max(c, windowSlotsFrom(k, c, newTokens, draftTokens));
             }
             for (int i = 0; i < need; i++) {
                 t.append(pool.allocate(g));
             }
+            refresh(r, g);
         }
         return true;
     }
@@ -417,13 +426,17 @@ public final class KvCacheManager {
         }
         long end = r.computed + computedTokens;
         for (int g = 0; g < groups.length && computedTokens > 0; g++) {
+            boolean beyond = end > r.coveredEnd[g];
+            boolean skipped = r.computed < r.slotsFrom[g];
+            if (!beyond && !skipped) {
+                continue;
+            }
             KindLayout k = kindOf[g];
             boolean windowEmpty = !k.kind().compressed() && k.window().windowStart(end) >= end;
-            long need = k.kind().compressed() ? ceilDiv(end, B) : k.pageIndex(end - 1) + 1;
-            if (!windowEmpty && r.tables[g].end() < need) {
+            if (beyond && !windowEmpty) {
                 throw new IllegalStateException(r + ": commit of " + computedTokens + " positions beyond its allocation (group " + g + ")");
             }
-            if (!k.kind().compressed() && !windowEmpty && r.tables[g].page(k.pageIndex(Math.max(r.computed, k.window().windowStart(end)))) < 0) {
+            if (skipped && !windowEmpty && Math.max(r.computed, k.window().windowStart(end)) < r.slotsFrom[g]) {
                 throw new IllegalStateException(r + ": commit of " + computedTokens + " positions leaves a hole in the "
                         + k.kind() + " window; pass the speculative token count to allocate");
             }
@@ -445,6 +458,9 @@ public final class KvCacheManager {
             }
         }
         for (int g : windowGroups) {
+            if (end < r.releaseAt[g]) {
+                continue;
+            }
             KindLayout k = kindOf[g];
             PageTable t = r.tables[g];
             long cut = k.pageIndex(k.window().windowStart(end));
@@ -453,6 +469,27 @@ public final class KvCacheManager {
                 releaseWindowPage(r, g, t.base() + i, t.at(i));
             }
             t.dropFront(drop);
+            refresh(r, g);
+        }
+    }
+
+    /** Recomputes a group's cached step thresholds after its table changed. */
+    private void refresh(KvRequest r, int g) {
+        PageTable t = r.tables[g];
+        KindLayout k = kindOf[g];
+        if (k.kind().compressed()) {
+            r.coveredEnd[g] = t.end() * B;
+            r.releaseAt[g] = Long.MAX_VALUE;
+            return;
+        }
+        r.coveredEnd[g] = k.firstPosition(t.end());
+        if (t.size() == 0) {
+            r.releaseAt[g] = Long.MAX_VALUE;
+        } else {
+            // smallest commit end whose window start passes the front page's end
+            long e = k.endPosition(t.base());
+            int stride = k.window().stride();
+            r.releaseAt[g] = stride * (ceilDiv(e, stride) + k.window().blocks() - 1);
         }
     }
 
@@ -514,6 +551,9 @@ public final class KvCacheManager {
                 }
             }
             t.reset(0);
+            r.coveredEnd[g] = 0;
+            r.releaseAt[g] = Long.MAX_VALUE;
+            r.slotsFrom[g] = 0;
         }
         if (wasLive) {
             live--;

@@ -17,6 +17,12 @@ public final class KvRequest {
     private final String id;
     private final BlockHash seed;
     final PageTable[] tables;
+    /** Per group: positions below this have a slot or were skipped; a step ending at or below needs no page. */
+    final long[] coveredEnd;
+    /** Per group: the commit end at which the table's front page falls behind the window. */
+    final long[] releaseAt;
+    /** Per group: first slotted position of the latest allocation (positions before it were skipped). */
+    final long[] slotsFrom;
     final List<BlockHash> hashes = new ArrayList<>();
     int[] tokens;
     int tokenCount;
@@ -30,9 +36,13 @@ public final class KvRequest {
     KvRequest(String id, BlockHash seed, int[] prompt, int groups) {
         this.id = id;
         this.seed = seed;
-        this.tokens = Arrays.copyOf(prompt, Math.max(16, prompt.length + 16));
+        // room for the answer, so decode steps rarely copy the token array
+        this.tokens = Arrays.copyOf(prompt, Math.max(1024, prompt.length + prompt.length / 4));
         this.tokenCount = prompt.length;
         this.tables = new PageTable[groups];
+        this.coveredEnd = new long[groups];
+        this.releaseAt = new long[groups];
+        this.slotsFrom = new long[groups];
         for (int g = 0; g < groups; g++) {
             tables[g] = new PageTable();
         }

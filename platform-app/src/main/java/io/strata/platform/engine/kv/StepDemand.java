@@ -18,6 +18,10 @@ public final class StepDemand {
         return pages[bucket.ordinal()];
     }
 
+    int pagesAt(int bucketOrdinal) {
+        return pages[bucketOrdinal];
+    }
+
     void add(int bucketOrdinal, int n) {
         pages[bucketOrdinal] += n;
     }

@@ -59,8 +59,8 @@ class KvCacheManagerTest {
             }
             m.free(r);
         }
-        // 255 published nothing; 256 and 257 each published their full first block, C4A in LARGE
-        assertThat(m.usage(PageBucket.LARGE).cached()).isEqualTo(2);
+        // 255 published nothing; 256 and 257 each published their full first block (C128A is alone in SMALL)
+        assertThat(m.usage(PageBucket.SMALL).cached()).isEqualTo(2);
         assertThat(m.usage(PageBucket.LARGE).used()).isZero();
         assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
     }
@@ -202,18 +202,37 @@ class KvCacheManagerTest {
             assertThat(r.table(c4a).at(i)).isEqualTo(sharedPages[i]);
         }
         assertThat(r.table(c4a).size()).isEqualTo(32);
-        assertThat(needLarge).isEqualTo(1 + 2 * FLASH.kind(CacheKind.C128_STATE).worstPages() - countUnusedStatePages(r, 8100));
+        assertThat(needLarge).isEqualTo(1 + finalWindowPages(PageBucket.LARGE, hit.computeFrom(), 8100));
         m.commit(r, 8100 - (int) hit.computeFrom());
         assertThat(m.stats().recomputed()).isEqualTo(m.recomputeDepth());
         m.free(r);
         assertThat(m.usage(PageBucket.LARGE).used()).isZero();
     }
 
-    private static int countUnusedStatePages(KvRequest r, long end) {
-        KindLayout st = FLASH.kind(CacheKind.C128_STATE);
-        long open = end % 128;
-        long held = open == 0 ? 0 : st.pageIndex(end - 1) - st.pageIndex(end - open) + 1;
-        return (int) (2 * (st.worstPages() - held));
+    /** Window pages of one bucket that a chunk [from, end) keeps: those covering its final window. */
+    static int finalWindowPages(PageBucket bucket, long from, long end) {
+        int n = 0;
+        for (KindLayout k : FLASH.kinds()) {
+            if (k.kind().compressed() || k.bucket() != bucket) {
+                continue;
+            }
+            long lo = Math.max(from, k.window().windowStart(end));
+            if (lo < end) {
+                n += (int) (k.groups().size() * (k.pageIndex(end - 1) - k.pageIndex(lo) + 1));
+            }
+        }
+        return n;
+    }
+
+    /** Worst-case window pages of one bucket per request. */
+    static int worstWindowPages(PageBucket bucket) {
+        int n = 0;
+        for (KindLayout k : FLASH.kinds()) {
+            if (!k.kind().compressed() && k.bucket() == bucket) {
+                n += k.groups().size() * k.worstPages();
+            }
+        }
+        return n;
     }
 
     @Test
@@ -241,7 +260,7 @@ class KvCacheManagerTest {
 
     @Test
     void allocationIsAllOrNothingAndPreemptKeepsHashes() {
-        KvCacheManager m = manager(3 + 14, 300, 3);
+        KvCacheManager m = manager(3 + worstWindowPages(PageBucket.LARGE), 300, 3);
         KvRequest r = m.newRequest("r", tokens(2000, 9), null);
         assertThat(m.canAdmit(r, PrefixMatch.NONE)).isFalse();
         m.admit(r, PrefixMatch.NONE);
@@ -264,9 +283,9 @@ class KvCacheManagerTest {
 
     @Test
     void canEverFitAndAdmissionCheckCountWholePrompt() {
-        // LARGE holds C4A blocks plus the C128 state's worst case (2 groups x 7 pages)
-        int stateWorst = FLASH.kind(CacheKind.C128_STATE).groups().size() * FLASH.kind(CacheKind.C128_STATE).worstPages();
-        assertThat(stateWorst).isEqualTo(14);
+        // LARGE holds C4A blocks plus the worst case of the window kinds placed there (the main states)
+        int stateWorst = worstWindowPages(PageBucket.LARGE);
+        assertThat(stateWorst).isEqualTo(2 * 7 + 2);
         KvCacheManager m = manager(10 + stateWorst, 2000, 10);
         assertThat(m.canEverFit(2560)).isTrue();
         assertThat(m.canEverFit(2561)).isFalse();

@@ -18,15 +18,18 @@ class KvCacheMetricsTest {
         m.free(KvCacheManagerTest.run(m, a, 256, 344));
         KvRequest b = m.newRequest("b", Arrays.copyOf(a, 300), null);
         m.admit(b, m.match(b));
-        assertThat(reg.get("strata.kv.pages").tags("bucket", "large", "state", "total").gauge().value()).isEqualTo(400);
-        assertThat(reg.get("strata.kv.pages").tags("bucket", "large", "state", "used").gauge().value()).isEqualTo(1);
-        assertThat(reg.get("strata.kv.pages").tags("bucket", "large", "state", "cached").gauge().value()).isEqualTo(1);
+        // SMALL holds only C128A main KV: the shared first block is used, the second block of A stays cached
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "small", "state", "total").gauge().value()).isEqualTo(400);
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "small", "state", "used").gauge().value()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "small", "state", "cached").gauge().value()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.pages").tags("bucket", "small", "state", "free").gauge().value()).isEqualTo(398);
         assertThat(reg.get("strata.kv.kind.pages.in.use").tags("kind", "c4a_kv").gauge().value()).isEqualTo(1);
         assertThat(reg.get("strata.kv.prefix.queries").functionCounter().count()).isEqualTo(900);
         assertThat(reg.get("strata.kv.prefix.hits").functionCounter().count()).isEqualTo(256);
         assertThat(reg.get("strata.kv.prefix.hit.rate").gauge().value()).isEqualTo(256.0 / 900);
         m.preempt(b);
         assertThat(reg.get("strata.kv.preemptions").functionCounter().count()).isEqualTo(1);
+        assertThat(reg.get("strata.kv.usage").tags("bucket", "small").gauge().value()).isZero();
         assertThat(reg.get("strata.kv.usage").tags("bucket", "large").gauge().value()).isZero();
     }
 }

@@ -1,0 +1,159 @@
+package io.strata.bench.kv;
+
+import io.strata.kv.KvLayout;
+import io.strata.kv.KvModelShape;
+import io.strata.kv.KvPrecision;
+import io.strata.model.config.ReferenceModel;
+import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvPoolSizes;
+import io.strata.platform.engine.kv.KvRequest;
+import io.strata.platform.engine.kv.PrefixMatch;
+import io.strata.platform.engine.kv.StepDemand;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Host-side KV bookkeeping per engine step for DeepSeek-V4-Flash (FP8 + FP4 layout, prefix caching on):
+ * <ul>
+ *   <li>{@link #decodeStep}: 256 running requests at a long context each decode one token: plan the step's
+ *       pages ({@code addDemand}/{@code fits}), {@code allocate}, then after the (absent) forward pass
+ *       {@code appendToken} and {@code commit}, which releases window pages and publishes full blocks.</li>
+ *   <li>{@link #prefillChunk}: one 8,192-token prefill chunk ({@code allocate} + {@code commit}, hashing and
+ *       publishing its 32 blocks); every 32nd chunk also frees the request and admits a fresh one.</li>
+ * </ul>
+ * Run: {@code java -jar benchmarks/target/benchmarks.jar KvStepBenchmark}.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"-Xms4g", "-Xmx4g"})
+public class KvStepBenchmark {
+
+    static final KvLayout FLASH = KvLayout.of(KvModelShape.of("deepseek-v4-flash", ReferenceModel.V4_FLASH.config()),
+            KvPrecision.DEFAULT);
+
+    /** Decode: 256 requests around {@code context} positions. */
+    @State(Scope.Thread)
+    public static class Decode {
+        @Param({"32768", "131072"})
+        public int context;
+
+        @Param({"256"})
+        public int requests;
+
+        KvCacheManager manager;
+        KvRequest[] running;
+        final StepDemand demand = new StepDemand();
+
+        @Setup(Level.Iteration)
+        public void setUp() {
+            // room for the prompts plus ~100k decode steps per request
+            long[] d = KvPoolSizes.demand(FLASH, context + 100_000L);
+            manager = new KvCacheManager(FLASH, new KvPoolSizes(Math.toIntExact(requests * d[0]),
+                    Math.toIntExact(requests * d[1]), Math.toIntExact(requests * d[2])), true);
+            SplittableRandom rnd = new SplittableRandom(42);
+            running = new KvRequest[requests];
+            for (int i = 0; i < requests; i++) {
+                // spread lengths so window and block boundaries fall on different steps
+                int len = context - rnd.nextInt(256);
+                int[] prompt = rnd.ints(len, 0, 129_280).toArray();
+                KvRequest r = manager.newRequest("r" + i, prompt, null);
+                PrefixMatch m = manager.match(r);
+                manager.admit(r, m);
+                for (long done = r.computed(); done < len; ) {
+                    int chunk = (int) Math.min(8192, len - done);
+                    if (!manager.allocate(r, chunk)) {
+                        throw new IllegalStateException("pools too small for the benchmark prompts");
+                    }
+                    manager.commit(r, chunk);
+                    done += chunk;
+                }
+                running[i] = r;
+            }
+        }
+    }
+
+    @Benchmark
+    public boolean decodeStep(Decode s) {
+        KvCacheManager m = s.manager;
+        KvRequest[] rs = s.running;
+        StepDemand d = s.demand;
+        d.clear();
+        for (KvRequest r : rs) {
+            m.addDemand(r, 1, d);
+        }
+        boolean fits = m.fits(d);
+        for (KvRequest r : rs) {
+            if (!m.allocate(r, 1)) {
+                throw new IllegalStateException("pool exhausted");
+            }
+        }
+        for (KvRequest r : rs) {
+            m.appendToken(r, (int) (r.computed() & 0xffff));
+            m.commit(r, 1);
+        }
+        return fits;
+    }
+
+    /** Prefill: one request consuming a long prompt 8,192 positions per step. */
+    @State(Scope.Thread)
+    public static class Prefill {
+        @Param({"8192"})
+        public int chunk;
+
+        static final int CHUNKS = 32;
+
+        KvCacheManager manager;
+        KvRequest request;
+        int[] prompt;
+        int next;
+        int serial;
+
+        @Setup(Level.Iteration)
+        public void setUp() {
+            long[] d = KvPoolSizes.demand(FLASH, (long) chunk * CHUNKS);
+            manager = new KvCacheManager(FLASH, new KvPoolSizes(Math.toIntExact(2 * d[0]), Math.toIntExact(2 * d[1]),
+                    Math.toIntExact(2 * d[2])), true);
+            prompt = new SplittableRandom(7).ints(chunk * CHUNKS, 0, 129_280).toArray();
+            fresh();
+        }
+
+        void fresh() {
+            if (request != null) {
+                manager.free(request);
+            }
+            // a new salt per request: no prefix hits, every block is hashed and published
+            request = manager.newRequest("p" + serial, prompt, "salt-" + serial++);
+            manager.admit(request, manager.match(request));
+            next = 0;
+        }
+    }
+
+    @Benchmark
+    public long prefillChunk(Prefill s) {
+        if (s.next == Prefill.CHUNKS) {
+            s.fresh();
+        }
+        KvCacheManager m = s.manager;
+        if (!m.allocate(s.request, s.chunk)) {
+            throw new IllegalStateException("pool exhausted");
+        }
+        m.commit(s.request, s.chunk);
+        s.next++;
+        return s.request.computed();
+    }
+}
