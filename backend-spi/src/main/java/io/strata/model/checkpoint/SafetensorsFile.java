@@ -152,12 +152,18 @@ public final class SafetensorsFile implements AutoCloseable {
         }
         List<Entry> byOffset = new ArrayList<>(entries);
         byOffset.sort(Comparator.comparingLong(Entry::begin).thenComparingLong(Entry::end));
-        for (int i = 1; i < byOffset.size(); i++) {
-            Entry prev = byOffset.get(i - 1);
-            Entry cur = byOffset.get(i);
-            if (cur.begin() < prev.end() && cur.end() > cur.begin()) {
+        Entry furthest = null; // the entry reaching furthest so far; empty tensors overlap nothing
+        for (Entry cur : byOffset) {
+            if (cur.end() == cur.begin()) {
+                continue;
+            }
+            if (furthest != null && cur.begin() < furthest.end()) {
                 throw new CheckpointException(file, cur.name(), "data_offsets [" + cur.begin() + ", " + cur.end()
-                        + "] overlap tensor '" + prev.name() + "' at [" + prev.begin() + ", " + prev.end() + "]");
+                        + "] overlap tensor '" + furthest.name() + "' at [" + furthest.begin() + ", "
+                        + furthest.end() + "]");
+            }
+            if (furthest == null || cur.end() > furthest.end()) {
+                furthest = cur;
             }
         }
         SequencedMap<String, Tensor> tensors = new LinkedHashMap<>();

@@ -121,6 +121,11 @@ class SafetensorsFormatTest {
         Path p = raw("{\"a\": {\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
                 + "\"b\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 16);
         assertBad(p, "b", "overlap tensor 'a'");
+        // an empty tensor between two overlapping ones must not hide the overlap
+        Path q = raw("{\"a\": {\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[0,32]},"
+                + "\"z\": {\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]},"
+                + "\"c\": {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]}}", 32);
+        assertBad(q, "c", "overlap tensor 'a'");
     }
 
     @Test
