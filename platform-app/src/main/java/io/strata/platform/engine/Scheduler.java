@@ -35,8 +35,11 @@ final class Scheduler {
         this.priority = priority;
     }
 
-    /** The step's plan: chunks to run and sequences preempted while planning it. */
-    record Plan(List<StepExecutor.Chunk> chunks, List<Sequence> preempted) {
+    /**
+     * The step's plan: chunks to run, sequences preempted while planning it, and sequences the pools can
+     * never hold (alone and still short of pages), which the engine fails instead of retrying forever.
+     */
+    record Plan(List<StepExecutor.Chunk> chunks, List<Sequence> preempted, List<Sequence> unservable) {
         boolean isEmpty() {
             return chunks.isEmpty();
         }
@@ -85,6 +88,7 @@ final class Scheduler {
         int budget = tokenBudget;
         List<StepExecutor.Chunk> chunks = new ArrayList<>();
         List<Sequence> preempted = new ArrayList<>();
+        List<Sequence> unservable = new ArrayList<>();
         Set<Sequence> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Sequence seq : new ArrayList<>(running)) {
             if (budget <= 0) {
@@ -107,6 +111,11 @@ final class Scheduler {
                 if (victim == null) {
                     break;
                 }
+                if (victim == seq && scheduled.isEmpty() && running.size() == 1) {
+                    // alone in the pools and still short: preempting would only loop
+                    unservable.add(seq);
+                    break;
+                }
                 preempt(victim);
                 preempted.add(victim);
                 if (victim == seq) {
@@ -120,16 +129,22 @@ final class Scheduler {
             }
         }
         if (preempted.isEmpty()) {
-            admit(budget, chunks);
+            admit(budget, chunks, unservable);
         }
-        return new Plan(chunks, preempted);
+        return new Plan(chunks, preempted, unservable);
     }
 
-    private void admit(int budget, List<StepExecutor.Chunk> chunks) {
+    private void admit(int budget, List<StepExecutor.Chunk> chunks, List<Sequence> unservable) {
         while (budget > 0 && !waiting.isEmpty() && running.size() < maxNumSeqs) {
             Sequence seq = waiting.peekFirst();
             int computeFrom = kv.admit(seq);
             if (computeFrom < 0) {
+                if (running.isEmpty() && chunks.isEmpty()) {
+                    // empty pools and it still does not fit
+                    waiting.pollFirst();
+                    unservable.add(seq);
+                    continue;
+                }
                 break; // FCFS: nobody overtakes the head of the queue
             }
             seq.numComputed = computeFrom;

@@ -134,7 +134,8 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         int prompt = request.promptTokens().length;
         int total = prompt + request.params().maxTokens();
         if (!kv.canEverFit(total)) {
-            throw new EngineUnavailableException("A sequence of " + total + " tokens can never fit the KV cache of this server");
+            throw new io.strata.platform.engine.sampling.SamplingParameterException("max_tokens", "prompt + max_tokens = "
+                    + total + " tokens is more than the KV cache of this server can hold for one sequence; lower max_tokens");
         }
         if (queuedRequests.incrementAndGet() > props.maxQueuedRequests()) {
             queuedRequests.decrementAndGet();
@@ -223,6 +224,10 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         if (!plan.preempted().isEmpty()) {
             metrics.preempted(plan.preempted().size());
         }
+        for (Sequence s : plan.unservable()) {
+            finish(s, FinishReason.ERROR, null, "the KV cache cannot hold this sequence (" + s.length()
+                    + " tokens) even with nothing else running; lower max_tokens or give the KV cache more memory");
+        }
         publishGauges();
         if (plan.isEmpty()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
@@ -247,13 +252,17 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
             metrics.stepFailed();
             consecutiveFailures++;
             log.error("Backend step failed ({} sequences affected)", plan.chunks().size(), e);
-            for (StepExecutor.Chunk c : plan.chunks()) {
-                finish(c.seq(), FinishReason.ERROR, null, "backend error: " + e.getMessage());
-            }
-            if (consecutiveFailures >= FAILED_STEPS_BEFORE_DOWN) {
+            boolean down = consecutiveFailures >= FAILED_STEPS_BEFORE_DOWN;
+            if (down) {
+                // before any stream ends, so a client that sees the error also sees health DOWN
                 status = new EngineStatus(false, "backend failed " + consecutiveFailures
                         + " steps in a row; last error: " + e.getMessage());
                 log.error("Backend marked unusable: {}", status.detail());
+            }
+            for (StepExecutor.Chunk c : plan.chunks()) {
+                finish(c.seq(), FinishReason.ERROR, null, "backend error: " + e.getMessage());
+            }
+            if (down) {
                 for (Sequence s : scheduler.all()) {
                     finish(s, FinishReason.ERROR, null, status.detail());
                 }

@@ -1,0 +1,239 @@
+package io.strata.platform.engine;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.strata.kv.KvLayout;
+import io.strata.kv.KvModelShape;
+import io.strata.kv.KvPrecision;
+import io.strata.model.config.ModelConfig;
+import io.strata.model.config.ModelConfigParser;
+import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvPoolSizes;
+import io.strata.platform.engine.sampling.SamplingParams;
+import io.strata.platform.tokenizer.ModelTokenizer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The engine loop with the real KV cache manager, tokenizer and sampler over a scripted model. */
+class ServingEngineTest {
+    private static final Path MODEL = Path.of(System.getProperty("strata.models.dir", "../models"), "dsv4-tiny-stable");
+    private static ModelTokenizer tokenizer;
+    private static KvLayout layout;
+
+    private ServingEngine engine;
+    private ManagedKvCache kv;
+    private ScriptedExecutor executor;
+    private SimpleMeterRegistry registry;
+
+    @BeforeAll
+    static void loadModel() throws Exception {
+        tokenizer = ModelTokenizer.load(MODEL);
+        ModelConfig config = ModelConfigParser.parse(MODEL.resolve("config.json"));
+        layout = KvLayout.of(KvModelShape.of("tiny", config), KvPrecision.DEFAULT);
+    }
+
+    @AfterAll
+    static void close() {
+        tokenizer.close();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    private void start(double sequencesOf1024, EngineProperties props) {
+        long[] d = KvPoolSizes.demand(layout, 1024);
+        KvPoolSizes sizes = new KvPoolSizes((int) Math.ceil(d[0] * sequencesOf1024), (int) Math.ceil(d[1] * sequencesOf1024),
+                (int) Math.ceil(d[2] * sequencesOf1024));
+        kv = new ManagedKvCache(new KvCacheManager(layout, sizes, true));
+        executor = new ScriptedExecutor(1024, 14, tokenizer.specialTokens().eos());
+        registry = new SimpleMeterRegistry();
+        engine = new ServingEngine(new ModelCard("tiny", MODEL.toString(), 2048, 1024, 0), new TokenizerCodec(tokenizer),
+                props, kv, executor, registry, () -> { });
+    }
+
+    private static SamplingParams greedy(int maxTokens) {
+        return SamplingParams.greedy(maxTokens);
+    }
+
+    private static SamplingParams seeded(int maxTokens, long seed) {
+        return new SamplingParams(0.8, 0.95, 0, 0, seed, 0, 0, 1, maxTokens, 0, List.of(), Set.of(), false, null, null, false, true);
+    }
+
+    private int[] prompt(String text) {
+        return new TokenizerCodec(tokenizer).encode(text, true);
+    }
+
+    /** Collects one choice to the end. */
+    private record Result(List<Integer> tokens, String text, GenerationEvent.Finished finished) {
+    }
+
+    private static Result collect(InferenceEngine.Submission s) {
+        List<GenerationEvent> events = s.events().collectList().block(Duration.ofSeconds(60));
+        List<Integer> tokens = new ArrayList<>();
+        StringBuilder text = new StringBuilder();
+        GenerationEvent.Finished fin = null;
+        for (GenerationEvent e : events) {
+            if (e instanceof GenerationEvent.Delta d) {
+                for (int t : d.tokens()) {
+                    tokens.add(t);
+                }
+                text.append(d.text());
+            } else if (e instanceof GenerationEvent.Finished f) {
+                fin = f;
+            }
+        }
+        return new Result(tokens, text.toString(), fin);
+    }
+
+    private void awaitNoLeak() throws InterruptedException {
+        for (int i = 0; i < 500 && (engine.inFlight() > 0 || !engine.kvUsage().allFreeOrCached()); i++) {
+            Thread.sleep(10);
+        }
+        assertThat(engine.inFlight()).isZero();
+        assertThat(engine.kvUsage().allFreeOrCached()).as(engine.kvUsage().toString()).isTrue();
+    }
+
+    @Test
+    void exhaustedPoolsPreemptTheNewestAndRecomputeGivesTheSameOutput() throws Exception {
+        // short prompts are admitted together; their long outputs then outgrow pools sized for ~1.3 sequences
+        start(1.3, new EngineProperties(512, 8, 100, 1_000_000L, "fcfs"));
+        int[] p = prompt("def fib(n):");
+        Result alone = collect(engine.submit(new GenerationRequest("alone", p, greedy(1000), 0, null)));
+        List<InferenceEngine.Submission> subs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            subs.add(engine.submit(new GenerationRequest("r" + i, p, greedy(1000), 0, "salt" + i)));
+        }
+        for (InferenceEngine.Submission s : subs) {
+            Result r = collect(s);
+            assertThat(r.finished().reason()).as(String.valueOf(r.finished().error())).isEqualTo(FinishReason.LENGTH);
+            assertThat(r.tokens()).isEqualTo(alone.tokens());
+        }
+        assertThat(registry.get("strata.num_preemptions").counter().count()).isPositive();
+        awaitNoLeak();
+    }
+
+    @Test
+    void aSequenceThePoolsCanNeverHoldIsRejectedAtSubmission() throws Exception {
+        start(0.5, new EngineProperties(256, 8, 100, 1_000_000L, "fcfs"));
+        int[] p = prompt("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n".repeat(15));
+        assertThatThrownBy(() -> engine.submit(new GenerationRequest("huge", p, greedy(1024 - p.length), 0, null)))
+                .isInstanceOfSatisfying(io.strata.platform.engine.sampling.SamplingParameterException.class,
+                        e -> assertThat(e.param()).isEqualTo("max_tokens"))
+                .hasMessageContaining("KV cache");
+        assertThat(engine.inFlight()).isZero();
+    }
+
+    @Test
+    void chunkedPrefillSplitsLongPromptsUnderTheTokenBudget() throws Exception {
+        start(4, new EngineProperties(64, 8, 100, 1_000_000L, "fcfs"));
+        int[] p = prompt("x".repeat(10) + " = [i * i for i in range(100)]\n".repeat(10));
+        assertThat(p.length).isGreaterThan(128);
+        int before = executor.steps();
+        Result r = collect(engine.submit(new GenerationRequest("long", p, greedy(3), 0, null)));
+        assertThat(r.tokens()).hasSize(3);
+        // ceil(prompt / 64) prefill steps, the last of which samples the first token, then 2 decode steps
+        assertThat(executor.steps() - before).isEqualTo((p.length + 63) / 64 + 2);
+        awaitNoLeak();
+    }
+
+    @Test
+    void seededSamplingDoesNotDependOnWhatElseIsInTheBatch() throws Exception {
+        start(4, new EngineProperties(512, 8, 100, 1_000_000L, "fcfs"));
+        int[] p = prompt("import random\n");
+        Result alone = collect(engine.submit(new GenerationRequest("a", p, seeded(40, 7), 0, null)));
+        List<InferenceEngine.Submission> noise = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            noise.add(engine.submit(new GenerationRequest("n" + i, prompt("noise " + i), seeded(60, 100 + i), 0, null)));
+        }
+        Result busy = collect(engine.submit(new GenerationRequest("b", p, seeded(40, 7), 0, null)));
+        noise.forEach(InferenceEngine.Submission::abort);
+        assertThat(busy.tokens()).isEqualTo(alone.tokens());
+        Result other = collect(engine.submit(new GenerationRequest("c", p, seeded(40, 8), 0, null)));
+        assertThat(other.tokens()).isNotEqualTo(alone.tokens());
+        awaitNoLeak();
+    }
+
+    @Test
+    void abortFreesPagesAtOnceAndCountsAsAbort() throws Exception {
+        start(4, new EngineProperties(512, 8, 100, 1_000_000L, "fcfs"));
+        executor.stepDelay(5);
+        InferenceEngine.Submission s = engine.submit(new GenerationRequest("x", prompt("while True:\n"), greedy(2000), 0, null));
+        List<GenerationEvent> seen = new ArrayList<>();
+        reactor.core.Disposable d = s.events().subscribe(seen::add);
+        for (int i = 0; i < 500 && engine.kvUsage().usedPages() == 0; i++) {
+            Thread.sleep(5);
+        }
+        assertThat(engine.kvUsage().usedPages()).isPositive();
+        d.dispose();
+        awaitNoLeak();
+        assertThat(registry.get("strata.request_success").tag("finished_reason", "abort").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailingStepFailsItsSequencesAndThreeInARowMarkTheBackendDown() throws Exception {
+        start(4, new EngineProperties(512, 8, 100, 1_000_000L, "fcfs"));
+        int poison = prompt("@")[1];
+        executor.failWhenInputContains(t -> t == poison);
+        Result failed = collect(engine.submit(new GenerationRequest("bad", prompt("@"), greedy(5), 0, null)));
+        assertThat(failed.finished().reason()).isEqualTo(FinishReason.ERROR);
+        assertThat(failed.finished().error()).contains("scripted backend failure");
+        Result ok = collect(engine.submit(new GenerationRequest("good", prompt("fine"), greedy(5), 0, null)));
+        assertThat(ok.finished().reason()).isEqualTo(FinishReason.LENGTH);
+        assertThat(engine.status().up()).isTrue();
+        for (int i = 0; i < 3; i++) {
+            collect(engine.submit(new GenerationRequest("bad" + i, prompt("@"), greedy(5), 0, null)));
+        }
+        assertThat(engine.status().up()).isFalse();
+        assertThat(engine.status().detail()).contains("3 steps in a row");
+        assertThatThrownBy(() -> engine.submit(new GenerationRequest("late", prompt("x"), greedy(5), 0, null)))
+                .isInstanceOf(EngineUnavailableException.class);
+        awaitNoLeak();
+    }
+
+    @Test
+    void queueLimitsRejectWithQueueFull() throws Exception {
+        start(4, new EngineProperties(512, 8, 2, 50L, "fcfs"));
+        executor.stepDelay(20);
+        InferenceEngine.Submission a = engine.submit(new GenerationRequest("a", prompt("one"), greedy(1000), 0, null));
+        assertThatThrownBy(() -> engine.submit(new GenerationRequest("big", prompt("y".repeat(10) + " z".repeat(60)), greedy(5), 0, null)))
+                .isInstanceOf(QueueFullException.class).hasMessageContaining("max-queued-tokens");
+        InferenceEngine.Submission b = engine.submit(new GenerationRequest("b", prompt("two"), greedy(1000), 0, null));
+        assertThatThrownBy(() -> engine.submit(new GenerationRequest("c", prompt("three"), greedy(5), 0, null)))
+                .isInstanceOf(QueueFullException.class).hasMessageContaining("max-queued-requests");
+        a.abort();
+        b.abort();
+        awaitNoLeak();
+    }
+
+    @Test
+    void priorityPolicyRunsLowerValuesFirst() throws Exception {
+        start(4, new EngineProperties(512, 1, 100, 1_000_000L, "priority"));
+        executor.stepDelay(2);
+        InferenceEngine.Submission first = engine.submit(new GenerationRequest("first", prompt("a"), greedy(30), 5, null));
+        Thread.sleep(30);
+        InferenceEngine.Submission low = engine.submit(new GenerationRequest("low", prompt("b"), greedy(5), 9, null));
+        InferenceEngine.Submission high = engine.submit(new GenerationRequest("high", prompt("c"), greedy(5), 1, null));
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        reactor.core.publisher.Flux.merge(
+                first.events().filter(e -> e instanceof GenerationEvent.Finished).map(e -> "first"),
+                low.events().filter(e -> e instanceof GenerationEvent.Finished).map(e -> "low"),
+                high.events().filter(e -> e instanceof GenerationEvent.Finished).map(e -> "high"))
+                .doOnNext(order::add).blockLast(Duration.ofSeconds(60));
+        assertThat(order).containsExactly("first", "high", "low");
+        awaitNoLeak();
+    }
+}
