@@ -12,6 +12,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,7 +36,8 @@ class PlatformStartupTest {
 
     @BeforeEach
     void client() {
-        http = WebTestClient.bindToServer().baseUrl("http://localhost:" + port).build();
+        http = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
+                .responseTimeout(Duration.ofSeconds(60)).build();
     }
 
     @Test
@@ -57,7 +59,9 @@ class PlatformStartupTest {
                 .expectStatus().isOk()
                 .expectBody(String.class).returnResult().getResponseBody();
         assertThat(metrics).contains("jvm_memory_used_bytes");
-        http.get().uri("/actuator/info").exchange().expectStatus().isOk();
+        http.get().uri("/actuator/info").exchange()
+                .expectStatus().isOk()
+                .expectBody().jsonPath("$.build.version").isNotEmpty();
     }
 
     @Test

@@ -18,10 +18,17 @@ public final class TestPlatform implements AutoCloseable {
     public static final String ADMIN_PASSWORD = "test-admin-password-7f3c";
 
     private final Path home;
+    private boolean initialPassword = true;
     private ConfigurableApplicationContext context;
 
     private TestPlatform(Path home) {
         this.home = home;
+    }
+
+    /** Starts without {@code strata.admin.initial-password}, so the platform must generate one. */
+    public TestPlatform withoutInitialPassword() {
+        initialPassword = false;
+        return this;
     }
 
     public static TestPlatform in(Path home) throws IOException {
@@ -51,6 +58,9 @@ public final class TestPlatform implements AutoCloseable {
             throw new IllegalStateException("already running");
         }
         List<String> props = new ArrayList<>(properties(pluginsDir(), databasePath()));
+        if (!initialPassword) {
+            props.removeIf(p -> p.startsWith("strata.admin.initial-password="));
+        }
         props.addAll(List.of(extraProperties));
         // as command-line arguments: builder "properties" are defaults that application.yml would override
         context = new SpringApplicationBuilder(StrataApplication.class)

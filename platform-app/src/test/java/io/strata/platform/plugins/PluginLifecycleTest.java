@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -87,7 +88,8 @@ class PluginLifecycleTest {
             assertThat(platform.bean(PluginHost.class).availableBackends())
                     .extracting(LoadedBackend::pluginId).contains("cpu").doesNotContain("exploding", "failing-start");
 
-            WebTestClient http = WebTestClient.bindToServer().baseUrl(platform.baseUrl()).build();
+            WebTestClient http = WebTestClient.bindToServer().baseUrl(platform.baseUrl())
+                    .responseTimeout(Duration.ofSeconds(60)).build();
             http.get().uri("/actuator/health").exchange()
                     .expectStatus().isOk()
                     .expectBody().jsonPath("$.status").isEqualTo("UP");

@@ -20,6 +20,7 @@ import org.springframework.web.reactive.function.BodyInserters;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -49,7 +50,8 @@ class ConsoleSecurityTest {
 
     @BeforeEach
     void client() {
-        http = WebTestClient.bindToServer().baseUrl("http://localhost:" + port).build();
+        http = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
+                .responseTimeout(Duration.ofSeconds(60)).build();
     }
 
     @Test
