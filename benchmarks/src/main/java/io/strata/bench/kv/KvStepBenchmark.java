@@ -26,7 +26,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Host-side KV bookkeeping per engine step for DeepSeek-V4-Flash (FP8 + FP4 layout, prefix caching on):
+ * Host-side KV bookkeeping per engine step for DeepSeek-V4-Flash (FP8 + FP4 layout):
  * <ul>
  *   <li>{@link #decodeStep}: 256 running requests at a long context each decode one token: plan the step's
  *       pages ({@code addDemand}/{@code fits}), {@code allocate}, then after the (absent) forward pass
@@ -55,6 +55,10 @@ public class KvStepBenchmark {
         @Param({"256"})
         public int requests;
 
+        /** With caching on, released window pages near block boundaries are published (hash-map work). */
+        @Param({"true", "false"})
+        public boolean prefixCaching = true;
+
         KvCacheManager manager;
         KvRequest[] running;
         final StepDemand demand = new StepDemand();
@@ -64,7 +68,7 @@ public class KvStepBenchmark {
             // room for the prompts plus ~100k decode steps per request
             long[] d = KvPoolSizes.demand(FLASH, context + 100_000L);
             manager = new KvCacheManager(FLASH, new KvPoolSizes(Math.toIntExact(requests * d[0]),
-                    Math.toIntExact(requests * d[1]), Math.toIntExact(requests * d[2])), true);
+                    Math.toIntExact(requests * d[1]), Math.toIntExact(requests * d[2])), prefixCaching);
             SplittableRandom rnd = new SplittableRandom(42);
             running = new KvRequest[requests];
             for (int i = 0; i < requests; i++) {
@@ -129,6 +133,7 @@ public class KvStepBenchmark {
             manager = new KvCacheManager(FLASH, new KvPoolSizes(Math.toIntExact(2 * d[0]), Math.toIntExact(2 * d[1]),
                     Math.toIntExact(2 * d[2])), true);
             prompt = new SplittableRandom(7).ints(chunk * CHUNKS, 0, 129_280).toArray();
+            request = null; // the previous iteration's request belongs to the previous manager
             fresh();
         }
 

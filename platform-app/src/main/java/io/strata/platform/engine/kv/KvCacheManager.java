@@ -285,6 +285,7 @@ public final class KvCacheManager {
             r.slotsFrom[g] = 0;
             refresh(r, g);
         }
+        aggregate(r);
         r.compressedWriteFrom = m.sharedPositions();
         r.windowValidFrom = m.windowHit() ? 0 : from;
         r.publishedBlocks = m.sharedBlocks();
@@ -322,6 +323,9 @@ public final class KvCacheManager {
 
     /** Like {@link #addDemand(KvRequest, int, StepDemand)} with {@code draftTokens} speculative tokens. */
     public void addDemand(KvRequest r, int newTokens, int draftTokens, StepDemand demand) {
+        if (r.computed + newTokens <= r.minCoveredEnd) {
+            return;
+        }
         for (int g = 0; g < groups.length; g++) {
             demand.add(bucketOf[g], newPages(r, g, newTokens, draftTokens));
         }
@@ -378,6 +382,9 @@ public final class KvCacheManager {
      */
     public boolean allocate(KvRequest r, int newTokens, int draftTokens) {
         requireRunning(r);
+        if (newTokens > 0 && r.computed + newTokens <= r.minCoveredEnd) {
+            return true;
+        }
         Arrays.fill(scratch, 0);
         for (int g = 0; g < groups.length; g++) {
             scratch[bucketOf[g]] += newPages(r, g, newTokens, draftTokens);
@@ -411,6 +418,7 @@ public final class KvCacheManager {
             }
             refresh(r, g);
         }
+        aggregate(r);
         return true;
     }
 
@@ -425,7 +433,8 @@ public final class KvCacheManager {
             throw new IllegalArgumentException("negative computed tokens");
         }
         long end = r.computed + computedTokens;
-        for (int g = 0; g < groups.length && computedTokens > 0; g++) {
+        boolean check = computedTokens > 0 && (end > r.minCoveredEnd || r.computed < r.maxSlotsFrom);
+        for (int g = 0; check && g < groups.length; g++) {
             boolean beyond = end > r.coveredEnd[g];
             boolean skipped = r.computed < r.slotsFrom[g];
             if (!beyond && !skipped) {
@@ -457,6 +466,9 @@ public final class KvCacheManager {
                 r.publishedBlocks = full;
             }
         }
+        if (end < r.minReleaseAt) {
+            return;
+        }
         for (int g : windowGroups) {
             if (end < r.releaseAt[g]) {
                 continue;
@@ -471,6 +483,21 @@ public final class KvCacheManager {
             t.dropFront(drop);
             refresh(r, g);
         }
+        aggregate(r);
+    }
+
+    private void aggregate(KvRequest r) {
+        long covered = Long.MAX_VALUE;
+        long release = Long.MAX_VALUE;
+        long slots = 0;
+        for (int g = 0; g < groups.length; g++) {
+            covered = Math.min(covered, r.coveredEnd[g]);
+            release = Math.min(release, r.releaseAt[g]);
+            slots = Math.max(slots, r.slotsFrom[g]);
+        }
+        r.minCoveredEnd = covered;
+        r.minReleaseAt = release;
+        r.maxSlotsFrom = slots;
     }
 
     /** Recomputes a group's cached step thresholds after its table changed. */
@@ -555,6 +582,7 @@ public final class KvCacheManager {
             r.releaseAt[g] = Long.MAX_VALUE;
             r.slotsFrom[g] = 0;
         }
+        aggregate(r);
         if (wasLive) {
             live--;
         }

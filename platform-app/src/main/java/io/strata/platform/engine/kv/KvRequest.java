@@ -23,6 +23,10 @@ public final class KvRequest {
     final long[] releaseAt;
     /** Per group: first slotted position of the latest allocation (positions before it were skipped). */
     final long[] slotsFrom;
+    /** Aggregates of the three arrays above, so a step that touches no page costs O(1) per request. */
+    long minCoveredEnd;
+    long minReleaseAt = Long.MAX_VALUE;
+    long maxSlotsFrom;
     final List<BlockHash> hashes = new ArrayList<>();
     int[] tokens;
     int tokenCount;
