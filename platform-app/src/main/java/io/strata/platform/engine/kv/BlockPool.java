@@ -3,8 +3,6 @@ package io.strata.platform.engine.kv;
 import io.strata.kv.PageBucket;
 
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * The pages of one bucket. Free pages sit in an intrusive doubly linked list (O(1) pop, unlink, push);
@@ -21,7 +19,7 @@ final class BlockPool {
     private final int[] prev;
     private final int[] next;
     private final CacheKey[] keys;
-    private final Map<CacheKey, CacheKey> index = new HashMap<>();
+    private final PageIndex index;
     private final long[] inUseByGroup;
     private final int head;
     private int free;
@@ -38,6 +36,7 @@ final class BlockPool {
         this.prev = new int[capacity + 1];
         this.next = new int[capacity + 1];
         this.keys = new CacheKey[capacity];
+        this.index = new PageIndex(capacity);
         this.inUseByGroup = new long[groups];
         this.head = capacity;
         Arrays.fill(owner, -1);
@@ -96,7 +95,7 @@ final class BlockPool {
         unlink(p);
         free--;
         if (keys[p] != null) {
-            index.remove(keys[p]);
+            index.remove(keys[p], p);
             keys[p] = null;
             cachedFree--;
         }
@@ -108,8 +107,7 @@ final class BlockPool {
 
     /** The page caching {@code key}, or -1. */
     int lookup(CacheKey key) {
-        CacheKey held = index.get(key);
-        return held == null ? -1 : held.page;
+        return index.get(key, keys);
     }
 
     /** Whether a hit on this page would take it off the free list. */
@@ -133,8 +131,7 @@ final class BlockPool {
         if (keys[page] != null || refs[page] == 0) {
             return;
         }
-        key.page = page;
-        if (index.putIfAbsent(key, key) == null) {
+        if (index.putIfAbsent(key, page, keys)) {
             keys[page] = key;
         }
     }

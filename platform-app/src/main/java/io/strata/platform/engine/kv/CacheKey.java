@@ -2,16 +2,13 @@ package io.strata.platform.engine.kv;
 
 /**
  * What a cached page holds: the content of group {@code group} for the block named by {@code hash};
- * {@code sub} is the page's index inside the block for window kinds with several pages per block. The
- * pool's index maps a key to itself, and {@link #page} (not part of equality) says where it lives, so
- * publishing a page allocates nothing beyond the key.
+ * {@code sub} is the page's index inside the block for window kinds with several pages per block.
  */
 final class CacheKey {
 
     final int group;
     final BlockHash hash;
     final int sub;
-    int page = -1;
 
     CacheKey(int group, BlockHash hash, int sub) {
         this.group = group;
