@@ -30,6 +30,10 @@ for step in "$@"; do
       echo "health after ${i}s: $(cat "$out/health.json" 2>/dev/null)"
       grep -i -E 'cuda|plugin' "$out/smoke.log" | head -20
       kill %1 2>/dev/null; cd - >/dev/null ;;
+    alt:*)
+      # the same benchmark against a variant library (backend-cuda/target/native-alt), for A/B tuning
+      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --lib backend-cuda/target/native-alt/libstrata_cuda.so \
+        --out /tmp/alt --kernels "${step#alt:}" --skip-compile 2>&1 | tee "$out/alt.txt" | tail -12 ;;
     bench:*)
       PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py "${lib_args[@]}" --out "$out" \
         --kernels "${step#bench:}" 2>&1 | grep -v -E 'Warning|warn\(' | tee -a "$out/bench.txt" | tail -40

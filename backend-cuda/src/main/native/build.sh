@@ -14,7 +14,7 @@ fi
 srcs=$(ls "$here"/*.cu | grep -v '/bench_')
 "$cuda_home/bin/nvcc" -O3 -std=c++17 -shared -Xcompiler -fPIC -cudart static \
   -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90 \
-  -Xptxas -warn-spills \
+  -Xptxas -warn-spills ${STRATA_NVCC_FLAGS:-} \
   -I"$here" -o "$lib.tmp" $srcs
 mv "$lib.tmp" "$lib"
 echo "built $lib"

@@ -95,33 +95,59 @@ struct Pool4 {
     float m[4], l[4], acc[4];
 };
 
+// Where each candidate's values live (this step's rows or a state page), resolved once per CTA so the
+// pooling loop's loads are all independent: the table lookups are not on every load's critical path.
+template <int HD, int R>
+struct Candidates {
+    const float *kv[Geometry<HD, R>::kCandidates];
+    const float *score[Geometry<HD, R>::kCandidates];
+    const float *ape[Geometry<HD, R>::kCandidates];  // non-null for rows of this step (score + ape on the fly)
+};
+
+// Every thread of the CTA must call it (it synchronises).
+template <int HD, int R>
+__device__ __forceinline__ void resolve_candidates(const F1Args &a, int t, Candidates<HD, R> &cand) {
+    using G = Geometry<HD, R>;
+    for (int j = threadIdx.x; j < G::kCandidates; j += blockDim.x) {
+        int seq = a.token_seq[t];
+        int pos = a.positions[t];
+        int fpos = a.seq_first_pos[seq];
+        int q = pos - G::kCandidates + 1 + j;
+        int off = (G::kCoff == 2 && j >= R) ? HD : 0;
+        if (q < 0) {  // block 0 of an overlapping compressor has no previous block
+            cand.kv[j] = nullptr;
+        } else if (q >= fpos) {
+            int64_t row = (int64_t) (a.seq_first_token[seq] + (q - fpos)) * a.row_stride + off;
+            cand.kv[j] = a.kv + row;
+            cand.score[j] = a.score + row;
+            cand.ape[j] = a.ape + (int64_t) (q % R) * G::kWidth + off;
+        } else {
+            const float *st = state_entry<HD, R>(a, seq, q);
+            cand.kv[j] = st + off;
+            cand.score[j] = st + G::kWidth + off;
+            cand.ape[j] = nullptr;
+        }
+    }
+    __syncthreads();
+}
+
 // Online softmax over this thread's share of the candidates (candidate j = first + k*step), 4 channels.
 template <int HD, int R>
-__device__ __forceinline__ Pool4 pool_candidates(const F1Args &a, int t, int c, int first, int step) {
+__device__ __forceinline__ Pool4 pool_candidates(const Candidates<HD, R> &cand, int c, int first, int step) {
     using G = Geometry<HD, R>;
     Pool4 p;
 #pragma unroll
     for (int i = 0; i < 4; i++) { p.m[i] = -INFINITY; p.l[i] = 0.f; p.acc[i] = 0.f; }
-    int seq = a.token_seq[t];
-    int pos = a.positions[t];
-    int fpos = a.seq_first_pos[seq];
-    int ftok = a.seq_first_token[seq];
-#pragma unroll 4
+#pragma unroll 8
     for (int j = first; j < G::kCandidates; j += step) {
-        int q = pos - G::kCandidates + 1 + j;
-        if (q < 0) continue;  // block 0 of an overlapping compressor has no previous block
-        int off = (G::kCoff == 2 && j >= R) ? HD : 0;
-        float4 kv, sc;
-        if (q >= fpos) {
-            int64_t row = (int64_t) (ftok + (q - fpos)) * a.row_stride + off + c;
-            kv = *reinterpret_cast<const float4 *>(a.kv + row);
-            float4 s = *reinterpret_cast<const float4 *>(a.score + row);
-            float4 e = *reinterpret_cast<const float4 *>(a.ape + (int64_t) (q % R) * G::kWidth + off + c);
-            sc = make_float4(__fadd_rn(s.x, e.x), __fadd_rn(s.y, e.y), __fadd_rn(s.z, e.z), __fadd_rn(s.w, e.w));
-        } else {
-            const float *st = state_entry<HD, R>(a, seq, q);
-            kv = *reinterpret_cast<const float4 *>(st + off + c);
-            sc = *reinterpret_cast<const float4 *>(st + G::kWidth + off + c);
+        const float *kvp = cand.kv[j];
+        if (kvp == nullptr) continue;
+        float4 kv = *reinterpret_cast<const float4 *>(kvp + c);
+        float4 sc = *reinterpret_cast<const float4 *>(cand.score[j] + c);
+        const float *ap = cand.ape[j];
+        if (ap != nullptr) {
+            float4 e = *reinterpret_cast<const float4 *>(ap + c);
+            sc = make_float4(__fadd_rn(sc.x, e.x), __fadd_rn(sc.y, e.y), __fadd_rn(sc.z, e.z), __fadd_rn(sc.w, e.w));
         }
         float kvs[4] = {kv.x, kv.y, kv.z, kv.w};
         float scs[4] = {sc.x, sc.y, sc.z, sc.w};
@@ -251,6 +277,7 @@ f1_fused_kernel(F1Args a) {
     constexpr int kThreads = G::kLanes * SPLIT;
     __shared__ float scratch[32];
     __shared__ Pool4 partial[SPLIT > 1 ? kThreads : 1];
+    __shared__ Candidates<HD, R> cand;
     int t = blockIdx.x;
     int tid = threadIdx.x;
     save_state<HD, R>(a, t, tid, kThreads);
@@ -260,7 +287,8 @@ f1_fused_kernel(F1Args a) {
 
     int group = tid / G::kLanes;
     int c = (tid % G::kLanes) * 4;
-    Pool4 p = pool_candidates<HD, R>(a, t, c, group, SPLIT);
+    resolve_candidates<HD, R>(a, t, cand);
+    Pool4 p = pool_candidates<HD, R>(cand, c, group, SPLIT);
     if constexpr (SPLIT > 1) {
         partial[tid] = p;
         __syncthreads();
@@ -290,11 +318,13 @@ __global__ void k_save_state(F1Args a) { save_state<HD, R>(a, blockIdx.x, thread
 
 template <int HD, int R>
 __global__ void k_pool(F1Args a, float *pooled) {
+    __shared__ Candidates<HD, R> cand;
     int t = blockIdx.x;
     int pos = a.positions[t];
     if (a.out_slot[t] < 0 || (pos + 1) % R != 0) return;
     int c = threadIdx.x * 4;
-    Pool4 p = pool_candidates<HD, R>(a, t, c, 0, 1);
+    resolve_candidates<HD, R>(a, t, cand);
+    Pool4 p = pool_candidates<HD, R>(cand, c, 0, 1);
 #pragma unroll
     for (int i = 0; i < 4; i++) pooled[(int64_t) t * HD + c + i] = p.l[i] > 0.f ? p.acc[i] / p.l[i] : 0.f;
 }

@@ -17,6 +17,9 @@ constexpr int kRopeLane0 = kNope / kPerLane;
 constexpr int kBlock = 128;
 constexpr int kBlocksPerHead = kHead / kBlock;
 constexpr int kWarpsPerBlock = 8;
+#ifndef STRATA_F2_MIN_BLOCKS
+#define STRATA_F2_MIN_BLOCKS 1  // blocks per SM the register budget must allow (tuning knob, see docs)
+#endif
 
 __device__ __forceinline__ void load16(const uint16_t *p, float *v) {
     uint4 a = reinterpret_cast<const uint4 *>(p)[0];
@@ -56,7 +59,7 @@ __device__ __forceinline__ void quant16(const float *v, int lane, uint8_t *out, 
     if ((lane & 7) == 0) *scale_out = s;
 }
 
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, STRATA_F2_MIN_BLOCKS)
 f2_fused_kernel(const uint16_t *__restrict__ o, const float *__restrict__ cos_sin,
                 uint8_t *__restrict__ out, float *__restrict__ scales, int num_tokens, int num_heads,
                 int scale_stride_block, int scale_stride_token) {

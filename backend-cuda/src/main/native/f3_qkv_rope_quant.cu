@@ -17,6 +17,9 @@ constexpr int kNope = 448;
 constexpr int kPerLane = 16;
 constexpr int kRopeLane0 = kNope / kPerLane;  // 28
 constexpr int kWarpsPerBlock = 8;
+#ifndef STRATA_F3_MIN_BLOCKS
+#define STRATA_F3_MIN_BLOCKS 1  // blocks per SM the register budget must allow (tuning knob, see docs)
+#endif
 
 struct Row16 {
     float v[kPerLane];
@@ -104,7 +107,7 @@ __device__ __forceinline__ void quant_insert_lane(const Row16 &r, int lane, cons
     }
 }
 
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, STRATA_F3_MIN_BLOCKS)
 f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
                 const int64_t *__restrict__ slots, const float *__restrict__ cos_sin, EntryLayout cache,
                 int num_tokens, int num_heads, float eps) {
