@@ -1,0 +1,131 @@
+package io.strata.platform.console;
+
+import io.strata.platform.plugins.LoadedBackend;
+import io.strata.platform.plugins.PluginHost;
+import io.strata.spi.DeviceInfo;
+import io.strata.spi.ProbeResult;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The console's live data as JSON and server-sent events, under {@code /admin/api/console} (admins only;
+ * POSTs need the CSRF header like every console change).
+ */
+@RestController
+@RequestMapping("/admin/api/console")
+public class ConsoleApiController {
+    private static final Duration HEARTBEAT = Duration.ofSeconds(15);
+
+    private final StatsSampler sampler;
+    private final MinuteHistory history;
+    private final EngineView engine;
+    private final PluginHost plugins;
+    private final FinishedRequests finished;
+
+    public ConsoleApiController(StatsSampler sampler, MinuteHistory history, EngineView engine, PluginHost plugins,
+                                FinishedRequests finished) {
+        this.sampler = sampler;
+        this.history = history;
+        this.engine = engine;
+        this.plugins = plugins;
+        this.finished = finished;
+    }
+
+    /** One {@code stats} event about every second; a comment every 15 s keeps idle proxies from closing it. */
+    @GetMapping(path = "/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+    public Flux<ServerSentEvent<LiveStats>> stream() {
+        Flux<ServerSentEvent<LiveStats>> stats = sampler.stream()
+                .map(s -> ServerSentEvent.builder(s).event("stats").build());
+        Flux<ServerSentEvent<LiveStats>> beats = Flux.interval(HEARTBEAT)
+                .map(i -> ServerSentEvent.<LiveStats>builder().comment("keep-alive").build());
+        return Flux.merge(stats, beats);
+    }
+
+    /**
+     * What the charts start from: stored minutes (survive restarts) and the last seconds of samples.
+     *
+     * @param minutes how far back the stored minutes go (1..10080)
+     */
+    @GetMapping("/history")
+    public Mono<Map<String, Object>> history(@RequestParam(defaultValue = "180") int minutes) {
+        int m = Math.max(1, Math.min(minutes, 7 * 24 * 60));
+        return Mono.fromCallable(() -> Map.<String, Object>of(
+                        "minutes", history.since(Instant.now().minus(Duration.ofMinutes(m))),
+                        "recent", sampler.recent()))
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    @GetMapping("/requests/live")
+    public List<EngineView.LiveRequest> live() {
+        return engine.liveRequests();
+    }
+
+    @PostMapping("/requests/{id}/abort")
+    public ResponseEntity<Map<String, Object>> abort(@PathVariable String id) {
+        return engine.abort(id)
+                ? ResponseEntity.ok(Map.of("id", id, "aborted", true))
+                : ResponseEntity.status(404).body(Map.of("error", "Request " + id + " is not running or waiting"));
+    }
+
+    @GetMapping("/requests/finished")
+    public Mono<List<FinishedRequests.Entry>> finished(@RequestParam(required = false) String key,
+                                                       @RequestParam(required = false) String reason,
+                                                       @RequestParam(required = false) Integer sinceMinutes,
+                                                       @RequestParam(defaultValue = "100") int limit) {
+        FinishedRequests.Filter filter = FinishedRequests.Filter.of(key, reason, sinceMinutes, limit);
+        return Mono.fromCallable(() -> finished.find(filter)).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /**
+     * Every available backend with its devices, probed again now so free memory is current.
+     * Probing runs off the event loop: a vendor probe may call into its driver.
+     */
+    @GetMapping("/devices")
+    public Mono<List<BackendDevices>> devices() {
+        return Mono.fromCallable(() -> {
+            List<BackendDevices> out = new ArrayList<>();
+            for (LoadedBackend b : plugins.availableBackends()) {
+                ProbeResult p;
+                String error = null;
+                try {
+                    p = b.provider().probe();
+                } catch (RuntimeException e) {
+                    p = b.probe();
+                    error = "probe failed: " + e.getMessage();
+                }
+                out.add(new BackendDevices(b.pluginId(), b.provider().identity().name(), p.available(), p.reason(),
+                        p.devices(), error, hostMemory()));
+            }
+            return out;
+        }).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /**
+     * @param devices devices with total and (just probed) free memory
+     * @param jvm     this process's heap, which the CPU backend's weights and KV pools live next to
+     */
+    public record BackendDevices(String pluginId, String name, boolean available, String reason, List<DeviceInfo> devices,
+                                 String error, Map<String, Long> jvm) {
+    }
+
+    private static Map<String, Long> hostMemory() {
+        Runtime rt = Runtime.getRuntime();
+        return Map.of("heapUsedBytes", rt.totalMemory() - rt.freeMemory(), "heapMaxBytes", rt.maxMemory());
+    }
+}
