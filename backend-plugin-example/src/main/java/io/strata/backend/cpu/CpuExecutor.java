@@ -3,6 +3,7 @@ package io.strata.backend.cpu;
 import io.strata.backend.cpu.kv.KvPoolSet;
 import io.strata.backend.cpu.kv.LayerCache;
 import io.strata.backend.cpu.kv.PagedLayerCache;
+import io.strata.backend.cpu.model.BatchSlice;
 import io.strata.backend.cpu.model.ChunkSpan;
 import io.strata.backend.cpu.model.CpuModel;
 import io.strata.backend.cpu.weights.CheckpointTensors;
@@ -17,12 +18,14 @@ import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 import io.strata.spi.exec.StepResult;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
  * The CPU {@link ModelExecutor}: weights stay memory-mapped from the checkpoint; KV lives in host-memory
- * pools in the layout's exact formats. A step runs its chunks one after another, each chunk using all
- * cores inside its matmuls and attention heads.
+ * pools in the layout's exact formats. A step runs all its chunks' rows through the projections and
+ * experts together (each weight read once per step) and attention per sequence, on all cores.
  */
 public final class CpuExecutor implements ModelExecutor {
     private final CpuModel model;
@@ -79,25 +82,33 @@ public final class CpuExecutor implements ModelExecutor {
         }
         long t0 = System.nanoTime();
         int vocab = model.config().vocabSize();
-        float[] logits = new float[batch.logitRows() * vocab];
+        int total = batch.totalTokens();
+        int[] tokens = new int[total];
+        int[] logitRows = new int[batch.logitRows()];
         int[] rowStart = new int[batch.chunks().size() + 1];
-        int rows = 0;
+        List<BatchSlice> slices = new ArrayList<>();
+        int row = 0;
+        int lr = 0;
         for (int i = 0; i < batch.chunks().size(); i++) {
             SequenceChunk c = batch.chunks().get(i);
-            rowStart[i] = rows;
+            rowStart[i] = lr;
             LayerCache[] caches = new LayerCache[model.blocks().size()];
             for (int l = 0; l < caches.length; l++) {
                 caches[l] = new PagedLayerCache(pools, l, model.config().compressRatios().get(l), c.blockTables(),
                     c.requestId());
             }
-            float[] out = new float[c.logitRows().length * vocab];
+            System.arraycopy(c.tokens(), 0, tokens, row, c.tokens().length);
+            for (int r : c.logitRows()) {
+                logitRows[lr++] = row + r;
+            }
             ChunkSpan span = new ChunkSpan(c.startPosition(), c.tokens().length, c.sharedPrefixPositions(),
                 c.windowFloor());
-            model.forward(c.tokens(), span, l -> caches[l], c.logitRows(), out, null);
-            System.arraycopy(out, 0, logits, rows * vocab, out.length);
-            rows += c.logitRows().length;
+            slices.add(new BatchSlice(row, span, l -> caches[l]));
+            row += c.tokens().length;
         }
-        rowStart[batch.chunks().size()] = rows;
+        rowStart[batch.chunks().size()] = lr;
+        float[] logits = new float[logitRows.length * vocab];
+        model.forward(tokens, total, slices, logitRows, logits, null);
         return new StepResult(logits, vocab, rowStart, System.nanoTime() - t0);
     }
 

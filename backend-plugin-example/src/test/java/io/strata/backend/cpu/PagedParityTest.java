@@ -136,8 +136,32 @@ class PagedParityTest {
         return new TestPages(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
     }
 
+    /** Logits of a whole-prompt prefill then decode, per sequence: what every other schedule must reproduce. */
+    static final Map<Integer, float[]> ONE_SHOT = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Bitwise equality with the index of the first difference (AssertJ's diff of 400k floats is quadratic). */
+    static void assertSameBits(float[] actual, float[] expected, String what) {
+        assertThat(actual.length).as(what + " length").isEqualTo(expected.length);
+        int first = java.util.Arrays.mismatch(actual, expected);
+        assertThat(first).as(what + ": first differing logit at %d (row %d): %s vs %s", first,
+            first / Math.max(1, config.vocabSize()), first < 0 ? 0 : actual[first], first < 0 ? 0 : expected[first])
+            .isEqualTo(-1);
+    }
+
+    static float[] oneShot(int seq) {
+        return ONE_SHOT.computeIfAbsent(seq, PagedParityTest::computeOneShot);
+    }
+
+    private static float[] computeOneShot(int seq) {
+        TestPages p = new TestPages(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
+        Driver d = new Driver(100 + seq, seq, 1000, p.tables(tokens(seq).length));
+        run(List.of(d));
+        return d.collected();
+    }
+
     @Test
-    void chunkedPrefillOf64And100TokensMeetsTheCriteria() {
+    void chunkedPrefillOf64And100TokensMeetsTheCriteriaAndEqualsOneShot() {
+        float[][] whole = {oneShot(0), oneShot(1)};
         for (int chunk : new int[]{64, 100}) {
             TestPages p = pages();
             for (int seq = 0; seq < 2; seq++) {
@@ -145,6 +169,8 @@ class PagedParityTest {
                 run(List.of(d));
                 Stats s = check(d, seq, "chunk " + chunk);
                 assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
+                // pages are lossless and every row's arithmetic is independent of the chunking: same bits
+                assertSameBits(d.collected(), whole[seq], "chunk " + chunk + " seq " + seq + " vs one-shot");
             }
         }
     }
@@ -158,6 +184,8 @@ class PagedParityTest {
         for (Stats s : List.of(check(a, 0, "batched"), check(b, 1, "batched"))) {
             assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
         }
+        assertSameBits(a.collected(), oneShot(0), "batched seq 0 vs alone");
+        assertSameBits(b.collected(), oneShot(1), "batched seq 1 vs alone");
     }
 
     @Test
@@ -191,6 +219,8 @@ class PagedParityTest {
         run(List.of(second));
         Stats s = check(second, 0, "prefix hit at 256");
         assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
+        float[] whole = oneShot(0);
+        assertSameBits(second.collected(), whole, "prefix hit vs computed from scratch");
     }
 
     @Test

@@ -7,7 +7,10 @@ package io.strata.spi.exec;
  * <p>Contract with the cache manager: before the step, the caches of this request hold every position
  * below {@code startPosition} that the model can still read — compressed entries of all complete blocks,
  * and the window/state entries of the last window — except below {@code windowFloor}. Block tables must
- * map every page the step reads or writes.
+ * map every page the step reads or writes: the window (SWA) pages of every position of the chunk, and the
+ * compressor-state pages of the chunk's trailing open entries. A backend also writes the compressor state
+ * of the last window before each 256-position boundary inside the chunk when its page is mapped, so the
+ * manager can keep those pages for a later prefix hit there.
  *
  * @param requestId          the engine's id (errors name it)
  * @param tokens             token ids of the chunk

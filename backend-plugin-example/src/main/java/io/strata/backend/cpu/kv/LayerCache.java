@@ -30,4 +30,13 @@ public interface LayerCache {
     void writeState(boolean indexer, int pos, float[] kv, int kvOff, float[] score, int scoreOff, int width);
 
     void readState(boolean indexer, int pos, float[] kv, int kvOff, float[] score, int scoreOff, int width);
+
+    /**
+     * Whether a state slot exists for {@code pos}: the cache manager maps state pages only where they
+     * must persist (the trailing open entry, and the last window before each prefix-cache boundary it
+     * keeps), so optional writes check first.
+     */
+    default boolean hasStateSlot(boolean indexer, int pos) {
+        return true;
+    }
 }

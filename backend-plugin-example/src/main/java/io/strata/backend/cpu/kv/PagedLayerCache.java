@@ -69,6 +69,14 @@ public final class PagedLayerCache implements LayerCache {
         return p;
     }
 
+    @Override
+    public boolean hasStateSlot(boolean indexer, int pos) {
+        Slot s = indexer ? indexState : state;
+        long v = s.kind.pageIndex(pos);
+        int[] table = s.group.id() < tables.length ? tables[s.group.id()] : null;
+        return table != null && v < table.length && table[(int) v] >= 0;
+    }
+
     private long data(Slot s, long position) {
         return layout.dataOffset(s.group, layer, page(s, position), position);
     }

@@ -88,35 +88,46 @@ public final class AttentionLayer {
     }
 
     /**
-     * Runs the sub-layer for one sequence's tokens at positions {@code p0 .. p0+n-1}.
+     * Runs the sub-layer for one sequence's tokens at the positions of {@code span}.
      *
      * @param x   {@code n × dim} bf16 (after attn_norm)
      * @param out receives {@code n × dim} bf16
      */
     public void forward(float[] x, ChunkSpan span, LayerCache cache, float[] out) {
-        int n = span.length();
-        int p0 = span.start();
-        int floor = span.windowFloor();
+        forward(x, span.length(), java.util.List.of(new AttnSlice(0, span, cache)), out);
+    }
+
+    /**
+     * Runs the sub-layer for a batch of sequences' rows: the projections see all rows at once (each weight
+     * read once per step), cache traffic, compression, indexing and attention run per sequence.
+     *
+     * @param x      {@code rows × dim} bf16 (after attn_norm)
+     * @param slices which rows belong to which sequence, in row order, covering all rows
+     * @param out    receives {@code rows × dim} bf16
+     */
+    public void forward(float[] x, int rows, java.util.List<AttnSlice> slices, float[] out) {
         int half = ropeDim / 2;
-        float[] cos = new float[n * half];
-        float[] sin = new float[n * half];
+        float[] cos = new float[rows * half];
+        float[] sin = new float[rows * half];
         float[] c1 = new float[half];
         float[] s1 = new float[half];
-        for (int t = 0; t < n; t++) {
-            rope.angles(p0 + t, c1, s1);
-            System.arraycopy(c1, 0, cos, t * half, half);
-            System.arraycopy(s1, 0, sin, t * half, half);
+        for (AttnSlice sl : slices) {
+            for (int t = 0; t < sl.span().length(); t++) {
+                rope.angles(sl.span().start() + t, c1, s1);
+                System.arraycopy(c1, 0, cos, (sl.row() + t) * half, half);
+                System.arraycopy(s1, 0, sin, (sl.row() + t) * half, half);
+            }
         }
         // queries
-        float[] qr = new float[n * qLora];
-        wqA.forward(x, n, qr);
-        for (int t = 0; t < n; t++) {
+        float[] qr = new float[rows * qLora];
+        wqA.forward(x, rows, qr);
+        for (int t = 0; t < rows; t++) {
             RmsNorm.apply(qr, t * qLora, qNorm, eps, qr, t * qLora, qLora);
         }
         int qw = heads * headDim;
-        float[] q = new float[n * qw];
-        wqB.forward(qr, n, q);
-        for (int t = 0; t < n; t++) {
+        float[] q = new float[rows * qw];
+        wqB.forward(qr, rows, q);
+        for (int t = 0; t < rows; t++) {
             for (int h = 0; h < heads; h++) {
                 int off = t * qw + h * headDim;
                 RmsNorm.headNormBf16(q, off, headDim, eps);
@@ -124,14 +135,51 @@ public final class AttentionLayer {
             }
         }
         // the shared K=V row of each new token
-        float[] kv = new float[n * headDim];
-        wkv.forward(x, n, kv);
-        for (int t = 0; t < n; t++) {
+        float[] kv = new float[rows * headDim];
+        wkv.forward(x, rows, kv);
+        for (int t = 0; t < rows; t++) {
             int off = t * headDim;
             RmsNorm.apply(kv, off, kvNorm, eps, kv, off, headDim);
             Rope.rotate(kv, off + headDim - ropeDim, cos, sin, t * half, half, false);
             Fp8.actQuantInPlace(kv, off, headDim - ropeDim, 64);
-            cache.writeWindow(p0 + t, kv, off);
+        }
+        float[] o = new float[rows * qw];
+        for (AttnSlice sl : slices) {
+            attendSequence(sl, slices.size() == 1, x, qr, q, kv, cos, sin, o);
+        }
+        // grouped low-rank output projection
+        int gIn = qw / groups;
+        float[] gx = new float[rows * gIn];
+        float[] gy = new float[rows * oLora];
+        float[] oa = new float[rows * groups * oLora];
+        for (int g = 0; g < groups; g++) {
+            for (int t = 0; t < rows; t++) {
+                System.arraycopy(o, t * qw + g * gIn, gx, t * gIn, gIn);
+            }
+            woA[g].forward(gx, rows, gy);
+            for (int t = 0; t < rows; t++) {
+                System.arraycopy(gy, t * oLora, oa, t * groups * oLora + g * oLora, oLora);
+            }
+        }
+        woB.forward(oa, rows, out);
+    }
+
+    /** Cache writes, compression, indexing and sparse attention of one sequence's rows. */
+    private void attendSequence(AttnSlice sl, boolean whole, float[] xAll, float[] qrAll, float[] q, float[] kvAll,
+                                float[] cosAll, float[] sinAll, float[] o) {
+        ChunkSpan span = sl.span();
+        LayerCache cache = sl.cache();
+        int n = span.length();
+        int p0 = span.start();
+        int r0 = sl.row();
+        int half = ropeDim / 2;
+        int qw = heads * headDim;
+        float[] x = whole ? xAll : java.util.Arrays.copyOfRange(xAll, r0 * dim, (r0 + n) * dim);
+        float[] qr = whole ? qrAll : java.util.Arrays.copyOfRange(qrAll, r0 * qLora, (r0 + n) * qLora);
+        float[] cos = whole ? cosAll : java.util.Arrays.copyOfRange(cosAll, r0 * half, (r0 + n) * half);
+        float[] sin = whole ? sinAll : java.util.Arrays.copyOfRange(sinAll, r0 * half, (r0 + n) * half);
+        for (int t = 0; t < n; t++) {
+            cache.writeWindow(p0 + t, kvAll, (r0 + t) * headDim);
         }
         int p1 = p0 + n;
         int[] sel = null;
@@ -145,18 +193,17 @@ public final class AttentionLayer {
             }
         }
         // gather the rows this chunk can see: window positions, then compressed entries
-        int wlo = Math.max(floor, p0 - window + 1);
+        int wlo = Math.max(span.windowFloor(), p0 - window + 1);
         int nw = p1 - wlo;
         int nc = compressor != null ? p1 / compressor.ratio() : 0;
-        float[] rows = new float[(nw + nc) * headDim];
+        float[] rowsKv = new float[(nw + nc) * headDim];
         for (int pos = wlo; pos < p0; pos++) {
-            cache.readWindow(pos, rows, (pos - wlo) * headDim);
+            cache.readWindow(pos, rowsKv, (pos - wlo) * headDim);
         }
-        System.arraycopy(kv, 0, rows, (p0 - wlo) * headDim, n * headDim);
+        System.arraycopy(kvAll, r0 * headDim, rowsKv, (p0 - wlo) * headDim, n * headDim);
         for (int j = 0; j < nc; j++) {
-            cache.readCompressed(j, rows, (nw + j) * headDim);
+            cache.readCompressed(j, rowsKv, (nw + j) * headDim);
         }
-        float[] o = new float[n * qw];
         float scale = (float) (1.0 / Math.sqrt(headDim));
         int[] selF = sel;
         int[] selCountF = selCount;
@@ -181,25 +228,10 @@ public final class AttentionLayer {
                         idx[m++] = nw + j;
                     }
                 }
-                int qo = t * qw + h * headDim;
-                SparseAttention.attend(q, qo, rows, idx, m, headDim, scale, sink[h], scores, o, qo);
-                Rope.rotate(o, qo + headDim - ropeDim, cos, sin, t * half, half, true);
+                int qo = (r0 + t) * qw + h * headDim;
+                SparseAttention.attend(q, qo, rowsKv, idx, m, headDim, scale, sink[h], scores, o, qo);
+                Rope.rotate(o, qo + headDim - ropeDim, cosAll, sinAll, (r0 + t) * half, half, true);
             }
         });
-        // grouped low-rank output projection
-        int gIn = qw / groups;
-        float[] gx = new float[n * gIn];
-        float[] gy = new float[n * oLora];
-        float[] oa = new float[n * groups * oLora];
-        for (int g = 0; g < groups; g++) {
-            for (int t = 0; t < n; t++) {
-                System.arraycopy(o, t * qw + g * gIn, gx, t * gIn, gIn);
-            }
-            woA[g].forward(gx, n, gy);
-            for (int t = 0; t < n; t++) {
-                System.arraycopy(gy, t * oLora, oa, t * groups * oLora + g * oLora, oLora);
-            }
-        }
-        woB.forward(oa, n, out);
     }
 }

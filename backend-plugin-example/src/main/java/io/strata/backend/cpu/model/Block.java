@@ -64,14 +64,22 @@ public final class Block {
      * @param tokens token ids (hash routing)
      */
     public void forward(float[] h, ChunkSpan span, int[] tokens, LayerCache cache, float[] next) {
-        int n = span.length();
+        forward(h, span.length(), java.util.List.of(new AttnSlice(0, span, cache)), tokens, next);
+    }
+
+    /**
+     * The block over a batch of sequences' rows ({@code slices} say which rows are whose).
+     *
+     * @param tokens token id of every row (hash routing)
+     */
+    public void forward(float[] h, int n, java.util.List<AttnSlice> slices, int[] tokens, float[] next) {
         int w = hc * dim;
         float[] mid = new float[n * w];
         float[] x = new float[n * dim];
         float[] y = new float[n * dim];
         HyperConnection.Mix[] mixes = new HyperConnection.Mix[n];
         mixIn(h, n, hcAttn, attnNorm, x, mixes);
-        attention.forward(x, span, cache, y);
+        attention.forward(x, n, slices, y);
         for (int t = 0; t < n; t++) {
             HyperConnection.post(y, t * dim, h, t * w, mixes[t], hc, dim, mid, t * w);
         }

@@ -9,6 +9,7 @@ import io.strata.backend.cpu.ops.Hadamard;
 import io.strata.backend.cpu.ops.RmsNorm;
 import io.strata.backend.cpu.ops.Rope;
 import io.strata.backend.cpu.weights.TensorSource;
+import io.strata.kv.KvLayout;
 
 /**
  * Gated pooling of {@code ratio} tokens into one KV entry. Ratio 4 overlaps: entry b pools the previous
@@ -109,9 +110,17 @@ final class Compressor {
                 cache.writeCompressed(b, entry, 0);
             }
         }
+        // The state the next chunk needs (open entry, plus the previous block when overlapping) must persist.
+        // The state just before each prefix-cache boundary is kept too, where the cache manager mapped it,
+        // so a later request can resume at that boundary.
         int keepFrom = Math.max(p0, ratio * (p1 / ratio - (coff - 1)));
-        for (int q = keepFrom; q < p1; q++) {
-            cache.writeState(indexer, q, kv, (q - p0) * width, score, (q - p0) * width, width);
+        int boundaryWindow = (coff - 1) * ratio;
+        for (int q = p0; q < p1; q++) {
+            boolean required = q >= keepFrom;
+            boolean boundary = q % KvLayout.BLOCK_POSITIONS >= KvLayout.BLOCK_POSITIONS - boundaryWindow;
+            if (required || (boundary && cache.hasStateSlot(indexer, q))) {
+                cache.writeState(indexer, q, kv, (q - p0) * width, score, (q - p0) * width, width);
+            }
         }
     }
 

@@ -114,12 +114,29 @@ public final class CpuModel {
      */
     public void forward(int[] tokens, ChunkSpan span, IntFunction<LayerCache> caches, int[] logitRows, float[] logits,
                         LayerObserver observer) {
-        int n = span.length();
+        forward(tokens, span.length(), List.of(new BatchSlice(0, span, caches)), logitRows, logits, observer);
+    }
+
+    /**
+     * Runs a batch: the rows of several sequences (prefill chunks and decode tokens alike) go through every
+     * projection, router and expert together, so each weight is read once per step; attention state is
+     * per sequence.
+     *
+     * @param tokens    token id of every row
+     * @param n         rows in the batch
+     * @param slices    which rows belong to which sequence, in row order
+     * @param logitRows batch rows that need logits (ascending)
+     */
+    public void forward(int[] tokens, int n, List<BatchSlice> slices, int[] logitRows, float[] logits,
+                        LayerObserver observer) {
         float[] h = new float[n * hc * dim];
         float[] next = new float[n * hc * dim];
         embed(tokens, n, h);
         for (int l = 0; l < blocks.size(); l++) {
-            blocks.get(l).forward(h, span, tokens, caches.apply(l), next);
+            int layer = l;
+            List<AttnSlice> attn = slices.stream()
+                .map(s -> new AttnSlice(s.row(), s.span(), s.caches().apply(layer))).toList();
+            blocks.get(l).forward(h, n, attn, tokens, next);
             float[] tmp = h;
             h = next;
             next = tmp;
