@@ -30,6 +30,23 @@ final class EngineAssembly {
     private EngineAssembly() {
     }
 
+    /**
+     * KV bytes to allocate: what the backend offers after the weights, capped by {@code strata.kv.memory-bytes}
+     * when set, and by default at what {@code max-num-seqs} sequences of the target length need (more would
+     * only hold extra prefix cache, and on a CPU backend the offer is most of the host's memory).
+     */
+    static long kvBudget(KvLayout layout, long offered, long configured, long targetContext, int maxNumSeqs) {
+        if (configured > 0) {
+            return Math.min(configured, offered);
+        }
+        long[] demand = KvPoolSizes.demand(layout, targetContext);
+        long perSequence = 0;
+        for (io.strata.kv.BucketLayout b : layout.buckets()) {
+            perSequence += demand[b.bucket().ordinal()] * b.rowBytes();
+        }
+        return Math.min(offered, perSequence * maxNumSeqs);
+    }
+
     static ServingEngine start(EngineConfiguration.LoadedModel model, TokenizerCodec codec, LoadedBackend backend,
                                EngineProperties props, KvProperties kvProps, MeterRegistry registry) {
         ExecutionBackend exec = (ExecutionBackend) backend.provider();
@@ -37,8 +54,9 @@ final class EngineAssembly {
                 props.maxNumBatchedTokens(), props.maxNumSeqs(), 0));
         KvLayout layout = KvLayout.of(KvModelShape.of(model.card().id(), model.config()), KvPrecision.parse(kvProps.dtype()));
         BackendCapabilities caps = executor.capabilities();
-        long budget = kvProps.memoryBytes() > 0 ? Math.min(kvProps.memoryBytes(), caps.kvMemoryBytes()) : caps.kvMemoryBytes();
-        KvPoolSizes sizes = KvPoolSizes.forBudget(layout, budget, Math.max(kvProps.targetContext(), model.card().maxModelLen()));
+        long target = Math.max(kvProps.targetContext(), model.card().maxModelLen());
+        long budget = kvBudget(layout, caps.kvMemoryBytes(), kvProps.memoryBytes(), target, props.maxNumSeqs());
+        KvPoolSizes sizes = KvPoolSizes.forBudget(layout, budget, target);
         Map<PageBucket, Integer> pages = new EnumMap<>(PageBucket.class);
         for (PageBucket b : PageBucket.values()) {
             if (layout.hasBucket(b)) {
