@@ -94,6 +94,7 @@ public final class CpuBenchmark {
             sequence(exec, tokens, PageTables.tables(layout, positions, 0), Math.min(prefill, 64), 16, 0);
             double[] tps = sequence(exec, tokens, PageTables.tables(layout, positions, 1), prefill, decode, 1);
             long bytes = ((CpuExecutor) exec).model().weightBytesPerToken();
+            batchedDecode(exec, layout, tokens, positions, config.vocabSize());
             System.out.printf(Locale.ROOT, "%s: prefill %d tokens %.1f tok/s (%.2f CPU-ms/token), decode %d tokens "
                 + "%.1f tok/s (%.2f CPU-ms/token)%n", name, prefill, tps[0], tps[2], decode, tps[1], tps[3]);
             return new Result(name, bytes, prefill, tps[0], decode, tps[1], tps[2], tps[3]);
@@ -115,6 +116,36 @@ public final class CpuBenchmark {
         long c2 = cpuNanos();
         return new double[]{prefill / ((t1 - t0) / 1e9), decode / ((t2 - t1) / 1e9),
             (c1 - c0) / 1e6 / prefill, (c2 - c1) / 1e6 / decode};
+    }
+
+    /**
+     * Eight sequences decoding together (one chunk each per step), as continuous batching runs them: the
+     * projections and experts read their weights once per step for all eight.
+     */
+    static void batchedDecode(ModelExecutor exec, KvLayout layout, int[] tokens, int positions, int vocab) {
+        int sequences = 8;
+        int prompt = 32;
+        int steps = 16;
+        exec.allocateKv(layout, PageTables.pagesNeeded(layout, positions, sequences));
+        int[][][] tables = new int[sequences][][];
+        List<SequenceChunk> prefill = new java.util.ArrayList<>();
+        for (int s = 0; s < sequences; s++) {
+            tables[s] = PageTables.tables(layout, positions, s);
+            prefill.add(SequenceChunk.of(s, java.util.Arrays.copyOfRange(tokens, s, s + prompt), 0, tables[s]));
+        }
+        exec.execute(new StepBatch(prefill));
+        long t0 = System.nanoTime();
+        long c0 = cpuNanos();
+        for (int i = 0; i < steps; i++) {
+            List<SequenceChunk> step = new java.util.ArrayList<>();
+            for (int s = 0; s < sequences; s++) {
+                step.add(SequenceChunk.of(s, new int[]{tokens[s + prompt + i]}, prompt + i, tables[s]));
+            }
+            exec.execute(new StepBatch(step));
+        }
+        double secs = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "  batched decode, %d sequences x %d steps: %.1f tok/s (%.2f CPU-ms/token)%n",
+            sequences, steps, sequences * steps / secs, (cpuNanos() - c0) / 1e6 / (sequences * steps));
     }
 
     /** CPU time of the whole process: unlike wall time, it does not grow when other processes take the cores. */
