@@ -2,6 +2,7 @@ package io.strata.platform.config;
 
 import io.strata.platform.StrataApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
 
 import java.io.IOException;
@@ -54,6 +55,11 @@ public final class TestPlatform implements AutoCloseable {
     }
 
     public TestPlatform start(String... extraProperties) {
+        return start(context -> { }, extraProperties);
+    }
+
+    /** Starts with extra beans registered by {@code initializer} (kept out of component scanning). */
+    public TestPlatform start(ApplicationContextInitializer<ConfigurableApplicationContext> initializer, String... extraProperties) {
         if (context != null) {
             throw new IllegalStateException("already running");
         }
@@ -64,6 +70,7 @@ public final class TestPlatform implements AutoCloseable {
         props.addAll(List.of(extraProperties));
         // as command-line arguments: builder "properties" are defaults that application.yml would override
         context = new SpringApplicationBuilder(StrataApplication.class)
+                .initializers(initializer)
                 .run(props.stream().map(p -> "--" + p).toArray(String[]::new));
         return this;
     }
