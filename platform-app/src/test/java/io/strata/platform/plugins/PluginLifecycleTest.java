@@ -88,6 +88,17 @@ class PluginLifecycleTest {
             assertThat(platform.bean(PluginHost.class).availableBackends())
                     .extracting(LoadedBackend::pluginId).contains("cpu").doesNotContain("exploding", "failing-start");
 
+            // retrying a broken plugin reports the same failure again, and disabling it sticks
+            PluginHost host = platform.bean(PluginHost.class);
+            PluginView retried = host.enable("exploding");
+            assertThat(retried.state()).isEqualTo("FAILED");
+            assertThat(retried.reason()).contains("driver exploded while probing");
+            assertThat(host.enable("failing-start").state()).isEqualTo("FAILED");
+            assertThat(host.disable("failing-start").state()).isEqualTo("DISABLED");
+            platform.restart();
+            assertThat(platform.bean(PluginHost.class).plugin("failing-start").orElseThrow().state()).isEqualTo("DISABLED");
+            assertThat(platform.bean(PluginHost.class).plugin("exploding").orElseThrow().state()).isEqualTo("FAILED");
+
             WebTestClient http = WebTestClient.bindToServer().baseUrl(platform.baseUrl())
                     .responseTimeout(Duration.ofSeconds(60)).build();
             http.get().uri("/actuator/health").exchange()
