@@ -1,6 +1,7 @@
 package io.strata.platform.engine;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.ConstructorBinding;
 
 /**
  * Scheduler limits ({@code strata.scheduler.*}), named after vLLM's flags.
@@ -11,11 +12,27 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxQueuedTokens     prompt tokens not yet prefilled beyond which new requests get 503
  * @param policy              {@code fcfs} (default) or {@code priority} (lower {@code priority} value first;
  *                            the preemption victim is the lowest-priority, newest running sequence)
+ * @param longPrefillTokenThreshold most prompt tokens one sequence prefills per step (vLLM's name); 0 = up to
+ *                            the step budget. Default 128, the sliding window: a backend that reads the window
+ *                            back from the paged cache (the CPU backend) needs every window position of a chunk
+ *                            to have a page, which the KV manager only guarantees for chunks up to the window.
+ *                            Raise it (or set 0) on backends that attend within a chunk from its own activations.
  */
 @ConfigurationProperties("strata.scheduler")
 public record EngineProperties(Integer maxNumBatchedTokens, Integer maxNumSeqs, Integer maxQueuedRequests,
-                               Long maxQueuedTokens, String policy) {
+                               Long maxQueuedTokens, String policy, Integer longPrefillTokenThreshold) {
+
+    public EngineProperties(Integer maxNumBatchedTokens, Integer maxNumSeqs, Integer maxQueuedRequests,
+                            Long maxQueuedTokens, String policy) {
+        this(maxNumBatchedTokens, maxNumSeqs, maxQueuedRequests, maxQueuedTokens, policy, null);
+    }
+
+    @ConstructorBinding
     public EngineProperties {
+        longPrefillTokenThreshold = longPrefillTokenThreshold == null ? 128 : longPrefillTokenThreshold;
+        if (longPrefillTokenThreshold < 0) {
+            throw new IllegalArgumentException("strata.scheduler.long-prefill-token-threshold must be >= 0");
+        }
         maxNumBatchedTokens = maxNumBatchedTokens == null ? 2048 : maxNumBatchedTokens;
         maxNumSeqs = maxNumSeqs == null ? 128 : maxNumSeqs;
         maxQueuedRequests = maxQueuedRequests == null ? 1024 : maxQueuedRequests;

@@ -24,12 +24,14 @@ final class Scheduler {
     private final int tokenBudget;
     private final int maxNumSeqs;
     private final boolean priority;
+    private final int chunkCap;
     private final Deque<Sequence> waiting = new ArrayDeque<>();
     private final List<Sequence> running = new ArrayList<>();
     private long preemptionsTotal;
 
-    Scheduler(KvCache kv, int tokenBudget, int maxNumSeqs, boolean priority) {
+    Scheduler(KvCache kv, int tokenBudget, int maxNumSeqs, boolean priority, int chunkCap) {
         this.kv = kv;
+        this.chunkCap = chunkCap > 0 ? chunkCap : Integer.MAX_VALUE;
         this.tokenBudget = tokenBudget;
         this.maxNumSeqs = maxNumSeqs;
         this.priority = priority;
@@ -97,7 +99,7 @@ final class Scheduler {
             if (seq.status != Sequence.Status.RUNNING) {
                 continue; // preempted earlier in this step
             }
-            int numNew = Math.min(seq.length() - seq.numComputed, budget);
+            int numNew = Math.min(Math.min(seq.length() - seq.numComputed, budget), chunkCap);
             if (numNew <= 0) {
                 continue;
             }
@@ -151,7 +153,7 @@ final class Scheduler {
             if (!seq.admittedOnce) {
                 seq.cachedTokens = computeFrom;
             }
-            int numNew = Math.min(seq.length() - seq.numComputed, budget);
+            int numNew = Math.min(Math.min(seq.length() - seq.numComputed, budget), chunkCap);
             if (!kv.allocate(seq, numNew)) {
                 kv.release(seq);
                 seq.numComputed = 0;

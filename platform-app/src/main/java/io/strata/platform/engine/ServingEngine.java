@@ -71,7 +71,8 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         this.props = props;
         this.kv = kv;
         this.executor = executor;
-        this.scheduler = new Scheduler(kv, props.maxNumBatchedTokens(), props.maxNumSeqs(), props.priorityPolicy());
+        this.scheduler = new Scheduler(kv, props.maxNumBatchedTokens(), props.maxNumSeqs(), props.priorityPolicy(),
+                props.longPrefillTokenThreshold());
         this.sampler = new Sampler(executor.vocab());
         this.metrics = new EngineMetrics(registry, model.id(), () -> runningGauge, () -> waitingGauge, () -> kvUsageGauge);
         this.thread = Thread.ofPlatform().name("strata-engine").daemon().start(this::loop);

@@ -39,10 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         "spring.datasource.url=jdbc:h2:mem:cpu-e2e;DB_CLOSE_DELAY=-1",
         "strata.admin.initial-password=cpu-e2e-test-password",
         "strata.model.max-model-len=2048",
-        "strata.scheduler.max-num-seqs=16",
-        // prefill chunks no longer than the 128-token window: the CPU backend still insists on a page for
-        // every window position of a chunk, which the KV manager does not give inside longer chunks
-        "strata.scheduler.max-num-batched-tokens=128"})
+        "strata.scheduler.max-num-seqs=16"})
 class CpuBackendEndToEndTest {
     private static final Path NODE_DIR = Path.of("src/test/node");
     private static final Path PLUGINS = Path.of("target/cpu-e2e-plugins");
