@@ -92,7 +92,7 @@ final class ModelReport {
         return out;
     }
 
-    /** A capacity plan and its comparison with DeepSeek-V3.2 at the same context and memory. */
+    /** A capacity plan and its comparison with DeepSeek-V3.2 at the same context and memory; {@code model} is the planned model's id. */
     record Plan(String model, long context, double memoryGib, long targetContext, CapacityPlanner.FitReport fit,
                 CapacityPlanner.SequenceReport sequence, long v32Bytes, long v32Sequences, double v32Ratio,
                 List<Kind> kinds) {
@@ -125,7 +125,7 @@ final class ModelReport {
         CapacityPlanner.SequenceReport seq = CapacityPlanner.sequence(layout, context);
         long v32 = CapacityPlanner.v32Bytes(context, V32_LAYERS);
         long perSeq = Math.max(1, seq.pagedTotalBytes());
-        return new Plan(model, context, memoryGib, targetContext, fit, seq, v32, memory / v32, (double) v32 / perSeq,
-                kinds(layout));
+        return new Plan(layout.shape().modelId(), context, memoryGib, targetContext, fit, seq, v32, memory / v32,
+                (double) v32 / perSeq, kinds(layout));
     }
 }
