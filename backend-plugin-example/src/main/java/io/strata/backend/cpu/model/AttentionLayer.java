@@ -40,6 +40,8 @@ public final class AttentionLayer {
     private final Compressor compressor;
     private final Indexer indexer;
     private final int indexTopk;
+    /** Scratch reused across steps (steps run one at a time, see {@code ModelExecutor}). */
+    private float[] rows = new float[0];
 
     AttentionLayer(TensorSource src, ModelConfig cfg, LayerSpec spec) {
         var a = cfg.attention();
@@ -71,6 +73,14 @@ public final class AttentionLayer {
         indexer = kind.hasIndexer()
             ? new Indexer(src, p + ".indexer", cfg.indexer().numHeads(), cfg.indexer().headDim(), indexTopk, qLora,
             dim, eps, rope) : null;
+    }
+
+    /** Grow-only buffer for the gathered KV rows: at long contexts it is the largest array of a step. */
+    private float[] rowsScratch(int size) {
+        if (rows.length < size) {
+            rows = new float[Math.max(size, rows.length + rows.length / 2)];
+        }
+        return rows;
     }
 
     long weightBytes() {
@@ -192,17 +202,37 @@ public final class AttentionLayer {
                 indexer.select(x, qr, span, cache, cos, sin, sel, selCount);
             }
         }
-        // gather the rows this chunk can see: window positions, then compressed entries
+        // gather the rows this chunk can see: window positions, then the compressed entries it attends
+        // (all visible ones for ratio 128, only the indexer's picks for ratio 4), each decoded once
         int wlo = Math.max(span.windowFloor(), p0 - window + 1);
         int nw = p1 - wlo;
         int nc = compressor != null ? p1 / compressor.ratio() : 0;
-        float[] rowsKv = new float[(nw + nc) * headDim];
+        int[] slotOf = new int[nc];
+        int used = 0;
+        if (sel != null) {
+            java.util.Arrays.fill(slotOf, -1);
+            for (int t = 0; t < n; t++) {
+                for (int i = 0; i < selCount[t]; i++) {
+                    int j = sel[t * indexTopk + i];
+                    if (slotOf[j] < 0) {
+                        slotOf[j] = used++;
+                    }
+                }
+            }
+        } else {
+            for (int j = 0; j < nc; j++) {
+                slotOf[j] = used++;
+            }
+        }
+        float[] rowsKv = rowsScratch((nw + used) * headDim);
         for (int pos = wlo; pos < p0; pos++) {
             cache.readWindow(pos, rowsKv, (pos - wlo) * headDim);
         }
         System.arraycopy(kvAll, r0 * headDim, rowsKv, (p0 - wlo) * headDim, n * headDim);
         for (int j = 0; j < nc; j++) {
-            cache.readCompressed(j, rowsKv, (nw + j) * headDim);
+            if (slotOf[j] >= 0) {
+                cache.readCompressed(j, rowsKv, (nw + slotOf[j]) * headDim);
+            }
         }
         float scale = (float) (1.0 / Math.sqrt(headDim));
         int[] selF = sel;
@@ -220,12 +250,12 @@ public final class AttentionLayer {
                 }
                 if (selF != null) {
                     for (int i = 0; i < selCountF[t]; i++) {
-                        idx[m++] = nw + selF[t * indexTopk + i];
+                        idx[m++] = nw + slotOf[selF[t * indexTopk + i]];
                     }
                 } else if (compressor != null) {
                     int visible = (pos + 1) / compressor.ratio();
                     for (int j = 0; j < visible; j++) {
-                        idx[m++] = nw + j;
+                        idx[m++] = nw + slotOf[j];
                     }
                 }
                 int qo = (r0 + t) * qw + h * headDim;
