@@ -114,13 +114,13 @@ public final class PlannerCli {
         out.printf(Locale.ROOT, "  compressed, ideal            %10.3f GiB%n", gib(s.idealCompressedBytes()));
         out.printf(Locale.ROOT, "  compressed, paged (ours)     %10.3f GiB  (%+.2f%% vs ideal)%n", gib(s.pagedCompressedBytes()),
                 100 * s.compressedOverhead());
-        out.printf(Locale.ROOT, "  compressed, vLLM 4d51588e    %10.3f GiB  (%+.2f%% vs ideal; %d layer tuples x 47,808 B per block ID)%n",
+        out.printf(Locale.ROOT, "  compressed, vLLM 4d51588e fp8 %9.3f GiB  (%+.2f%% vs ideal; %d layer tuples x 47,808 B per block ID)%n",
                 gib(v.sequenceBytes(s.context())), 100 * ((double) v.sequenceBytes(s.context()) / s.idealCompressedBytes() - 1),
                 v.layerTuples());
         out.printf(Locale.ROOT, "  window+state per request, ideal %7.2f MiB (SWA %.2f + states %.2f)%n",
                 mib(s.idealSwaBytes() + s.idealStateBytes()), mib(s.idealSwaBytes()), mib(s.idealStateBytes()));
         out.printf(Locale.ROOT, "  window+state per request, ours  %7.2f MiB (worst decode step)%n", mib(s.pagedWindowBytes()));
-        out.printf(Locale.ROOT, "  window+state per request, vLLM  %7.2f MiB (%d block IDs)%n", mib(v.perRequestBytes()),
+        out.printf(Locale.ROOT, "  window+state per request, vLLM  %7.2f MiB (%d block IDs; vLLM accepts only fp8 for V4)%n", mib(v.perRequestBytes()),
                 v.perRequestBlockIds());
         out.printf(Locale.ROOT, "  prefill transient per %,d-token chunk: ours %.2f MiB (previous window, any chunk length), vLLM %.2f GiB (%,d block IDs)%n",
                 chunk, mib(transientBytes), gib(v.prefillTransientBytes()), v.prefillTransientIds());
