@@ -54,7 +54,8 @@ public class ConsoleApiController {
                 .map(s -> ServerSentEvent.builder(s).event("stats").build());
         Flux<ServerSentEvent<LiveStats>> beats = Flux.interval(HEARTBEAT)
                 .map(i -> ServerSentEvent.<LiveStats>builder().comment("keep-alive").build());
-        return Flux.merge(stats, beats);
+        // ends at shutdown: graceful shutdown waits for open responses, and this one would never end by itself
+        return Flux.merge(stats, beats).takeUntilOther(sampler.stopped());
     }
 
     /**

@@ -45,6 +45,7 @@ public class StatsSampler implements SmartLifecycle {
     private final MinuteHistory history;
     private final String version;
     private final Sinks.Many<LiveStats> sink = Sinks.many().multicast().directBestEffort();
+    private final Sinks.One<Boolean> stopped = Sinks.one();
     private final Deque<MeterReadings> readings = new ArrayDeque<>();
     private final Deque<LiveStats> recent = new ArrayDeque<>();
     private ScheduledExecutorService timer;
@@ -64,6 +65,11 @@ public class StatsSampler implements SmartLifecycle {
     /** The newest sample, then one per second. */
     public Flux<LiveStats> stream() {
         return Flux.concat(Mono.justOrEmpty(latest), sink.asFlux());
+    }
+
+    /** Emits once when the sampler stops (shutdown), so open event streams end and do not hold up the drain. */
+    public Mono<Boolean> stopped() {
+        return stopped.asMono();
     }
 
     /** The last {@link #RECENT} seconds of samples, oldest first. */
@@ -159,6 +165,7 @@ public class StatsSampler implements SmartLifecycle {
             timer = null;
         }
         history.flush();
+        stopped.tryEmitValue(true);
         sink.tryEmitComplete();
     }
 

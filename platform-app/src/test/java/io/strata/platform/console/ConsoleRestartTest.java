@@ -6,7 +6,16 @@ import io.strata.platform.requestlog.RequestLogWriter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.CookieManager;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.stream.Stream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -55,8 +64,37 @@ class ConsoleRestartTest {
                     .as("minutes written at shutdown").isNotEmpty()
                     .allSatisfy(m -> assertThat(m.samples()).isPositive());
 
-            // a command-line flag still beats a saved value, and the page says so
+            // the live stream sends a stats event about every second and ends when the platform stops
+            HttpClient http = HttpClient.newBuilder().cookieHandler(new CookieManager()).build();
+            String base = platform.baseUrl();
+            http.send(HttpRequest.newBuilder(URI.create(base + "/login")).build(), HttpResponse.BodyHandlers.discarding());
+            String csrf = ((CookieManager) http.cookieHandler().orElseThrow()).getCookieStore().getCookies().stream()
+                    .filter(c -> c.getName().equals("XSRF-TOKEN")).findFirst().orElseThrow().getValue();
+            HttpResponse<Void> login = http.send(HttpRequest.newBuilder(URI.create(base + "/login"))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("username=admin&password=" + TestPlatform.ADMIN_PASSWORD
+                            + "&_csrf=" + csrf)).build(), HttpResponse.BodyHandlers.discarding());
+            assertThat(login.headers().firstValue("Location").orElseThrow()).doesNotContain("error");
+            HttpResponse<Stream<String>> stream = http.send(HttpRequest.newBuilder(URI.create(base + "/admin/api/console/stream"))
+                    .header("Accept", "text/event-stream").build(), HttpResponse.BodyHandlers.ofLines());
+            assertThat(stream.statusCode()).isEqualTo(200);
+            Iterator<String> lines = stream.body().iterator();
+            List<String> events = new ArrayList<>();
+            while (events.size() < 2 && lines.hasNext()) {
+                String line = lines.next();
+                if (line.startsWith("data:")) {
+                    events.add(line);
+                }
+            }
+            assertThat(events).hasSize(2).allSatisfy(e -> assertThat(e).contains("\"buckets\"").contains("\"prefix\""));
+            long stopping = System.nanoTime();
             platform.stop();
+            assertThat(Duration.ofNanos(System.nanoTime() - stopping)).as("stop with a dashboard open").isLessThan(Duration.ofSeconds(15));
+            while (lines.hasNext()) {
+                lines.next(); // the stream ended instead of hanging
+            }
+
+            // a command-line flag still beats a saved value, and the page says so
             platform.start(models, "strata.scheduler.max-queued-requests=555");
             assertThat(platform.bean(EngineProperties.class).maxQueuedRequests()).isEqualTo(555);
             assertThat(platform.bean(ConsoleSettings.class).views())
