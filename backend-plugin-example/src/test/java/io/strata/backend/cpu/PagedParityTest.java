@@ -176,6 +176,29 @@ class PagedParityTest {
     }
 
     @Test
+    void windowSlotsOutsideTheLastWindowOfAChunkMayBeUnmapped() {
+        // the engine may map window/state pages only for what must persist; a 300-token prompt then needs
+        // SWA rows from 300 - 127 on and the trailing compressor state, nothing else
+        TestPages p = pages();
+        int[] tokens = tokens(0);
+        int[][] tables = p.tables(tokens.length);
+        for (KindGroup g : layout.groups()) {
+            var k = layout.kindOf(g);
+            if (!k.kind().compressed()) {
+                long keepFrom = k.window().windowStart(300);
+                for (int v = 0; v < tables[g.id()].length; v++) {
+                    if (k.endPosition(v) <= keepFrom) {
+                        tables[g.id()][v] = -1;
+                    }
+                }
+            }
+        }
+        Driver d = new Driver(30, 0, 300, tables);
+        run(List.of(d));
+        assertSameBits(d.collected(), oneShot(0), "sparse window pages vs fully mapped");
+    }
+
+    @Test
     void twoRequestsBatchedInTheSameStepsMeetTheCriteria() {
         TestPages p = pages();
         Driver a = new Driver(1, 0, 128, p.tables(tokens(0).length));

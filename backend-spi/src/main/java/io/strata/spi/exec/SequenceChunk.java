@@ -7,10 +7,11 @@ package io.strata.spi.exec;
  * <p>Contract with the cache manager: before the step, the caches of this request hold every position
  * below {@code startPosition} that the model can still read — compressed entries of all complete blocks,
  * and the window/state entries of the last window — except below {@code windowFloor}. Block tables must
- * map every page the step reads or writes: the window (SWA) pages of every position of the chunk, and the
- * compressor-state pages of the chunk's trailing open entries. A backend also writes the compressor state
- * of the last window before each 256-position boundary inside the chunk when its page is mapped, so the
- * manager can keep those pages for a later prefix hit there.
+ * map every page the step reads, the compressed pages it writes, the window (SWA) pages of the chunk's last
+ * window (positions from {@code end - (sliding_window - 1)}) and the compressor-state pages of its trailing
+ * open entries. Window and state slots of earlier positions of the chunk may be -1 ("do not persist"): the
+ * chunk's own queries read those keys from its activations. Where such a slot is mapped (the last window
+ * before a 256-position boundary the manager keeps for prefix hits), the backend writes it.
  *
  * @param requestId          the engine's id (errors name it)
  * @param tokens             token ids of the chunk

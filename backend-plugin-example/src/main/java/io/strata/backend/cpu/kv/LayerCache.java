@@ -32,6 +32,15 @@ public interface LayerCache {
     void readState(boolean indexer, int pos, float[] kv, int kvOff, float[] score, int scoreOff, int width);
 
     /**
+     * Whether a window (SWA) slot exists for {@code pos}. Inside a long chunk the cache manager maps only
+     * the positions that must persist (the chunk's last window, and windows before prefix-cache boundaries
+     * it keeps); the chunk's own queries read in-chunk keys from its activations.
+     */
+    default boolean hasWindowSlot(int pos) {
+        return true;
+    }
+
+    /**
      * Whether a state slot exists for {@code pos}: the cache manager maps state pages only where they
      * must persist (the trailing open entry, and the last window before each prefix-cache boundary it
      * keeps), so optional writes check first.

@@ -70,8 +70,16 @@ public final class PagedLayerCache implements LayerCache {
     }
 
     @Override
+    public boolean hasWindowSlot(int pos) {
+        return mapped(swa, pos);
+    }
+
+    @Override
     public boolean hasStateSlot(boolean indexer, int pos) {
-        Slot s = indexer ? indexState : state;
+        return mapped(indexer ? indexState : state, pos);
+    }
+
+    private boolean mapped(Slot s, int pos) {
         long v = s.kind.pageIndex(pos);
         int[] table = s.group.id() < tables.length ? tables[s.group.id()] : null;
         return table != null && v < table.length && table[(int) v] >= 0;

@@ -188,8 +188,14 @@ public final class AttentionLayer {
         float[] qr = whole ? qrAll : java.util.Arrays.copyOfRange(qrAll, r0 * qLora, (r0 + n) * qLora);
         float[] cos = whole ? cosAll : java.util.Arrays.copyOfRange(cosAll, r0 * half, (r0 + n) * half);
         float[] sin = whole ? sinAll : java.util.Arrays.copyOfRange(sinAll, r0 * half, (r0 + n) * half);
+        // the last window of the chunk must persist (the next step reads it); earlier rows only where the
+        // cache manager kept a slot for them — this chunk's queries read them from kvAll
+        int mustKeepFrom = Math.max(p0, p0 + n - (window - 1));
         for (int t = 0; t < n; t++) {
-            cache.writeWindow(p0 + t, kvAll, (r0 + t) * headDim);
+            int pos = p0 + t;
+            if (pos >= mustKeepFrom || cache.hasWindowSlot(pos)) {
+                cache.writeWindow(pos, kvAll, (r0 + t) * headDim);
+            }
         }
         int p1 = p0 + n;
         int[] sel = null;
