@@ -48,12 +48,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * page is photographed into target/screenshots/ with no error in the browser's console.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        // Prefill chunks of 256 end on block boundaries, so the window pages at each boundary get cached and a
-        // later request resumes right after the shared prefix. With one 612-token chunk no window page exists
-        // at 512, and the tiny model's recompute depth (127 x 7 layers = 889) exceeds the 512-token prefix, so
-        // nothing could hit: a limitation of the KV manager reported to the lead, not something the console hides.
-        properties = {"strata.api.auth=none", "strata.model.path=no-such-model", "strata.model.on-load-failure=console-only",
-                "strata.scheduler.max-num-batched-tokens=256"})
+        properties = {"strata.api.auth=none", "strata.model.path=no-such-model", "strata.model.on-load-failure=console-only"})
 @Import(ConsoleTestEngine.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleBrowserTest {
