@@ -39,8 +39,6 @@ public final class Browser implements AutoCloseable {
                 "--disable-quic", "--no-first-run", "--window-size=1400,1000");
         // keep the page's console messages so tests can assert there were no errors (console tests, issue 7)
         options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
-        // keep the page's console messages so tests can assert there were no errors (console tests, issue 7)
-        options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
         this.driver = new ChromeDriver(service, options);
@@ -96,13 +94,6 @@ public final class Browser implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /** Console messages of level SEVERE (script errors, failed loads, CSP violations) since the last call. */
-    public java.util.List<String> consoleErrors() {
-        return driver.manage().logs().get(org.openqa.selenium.logging.LogType.BROWSER).getAll().stream()
-                .filter(e -> e.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue())
-                .map(org.openqa.selenium.logging.LogEntry::getMessage).toList();
     }
 
     /** Console messages of level SEVERE (script errors, failed loads, CSP violations) since the last call. */
