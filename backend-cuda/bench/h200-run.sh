@@ -30,13 +30,17 @@ for step in "$@"; do
       echo "health after ${i}s: $(cat "$out/health.json" 2>/dev/null)"
       grep -i -E 'cuda|plugin' "$out/smoke.log" | head -20
       kill %1 2>/dev/null; cd - >/dev/null ;;
-    alt:*)
-      # the same benchmark against a variant library (backend-cuda/target/native-alt), for A/B tuning
-      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --lib backend-cuda/target/native-alt/libstrata_cuda.so \
-        --out /tmp/alt --kernels "${step#alt:}" --skip-compile 2>&1 | tee "$out/alt.txt" | tail -12 ;;
+    alt*:*)
+      # A/B: the same benchmark (and the parity tests) against a variant library built into
+      # backend-cuda/target/native-<name>, e.g. step "alt2:F3,F2" uses target/native-alt2
+      name=${step%%:*}; lib=backend-cuda/target/native-$name/libstrata_cuda.so
+      rm -rf /tmp/test-$name && cp -r .bundle/test /tmp/test-$name
+      cp "$lib" /tmp/test-$name/classes/io/strata/backend/cuda/nat/linux-x86_64/libstrata_cuda.so
+      sh /tmp/test-$name/run-tests $b/strata-gpu 2>&1 | grep -E 'tests (successful|failed)|✘' | sed "s/^/[$name parity] /"
+      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --lib "$lib" \
+        --out /tmp/$name --kernels "${step#*:}" --skip-compile 2>&1 | tee "$out/$name.txt" | tail -10 ;;
     bench:*)
       PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py "${lib_args[@]}" --out "$out" \
         --kernels "${step#bench:}" 2>&1 | grep -v -E 'Warning|warn\(' | tee -a "$out/bench.txt" | tail -40
-      cp "$out/bench.json" "$out/bench-$(echo "${step#bench:}" | tr ',' '_').json" 2>/dev/null ;;
   esac
 done

@@ -17,6 +17,9 @@ constexpr int kRopeLane0 = kNope / kPerLane;
 constexpr int kBlock = 128;
 constexpr int kBlocksPerHead = kHead / kBlock;
 constexpr int kWarpsPerBlock = 8;
+#ifndef STRATA_ROWS_PER_WARP
+#define STRATA_ROWS_PER_WARP 1  // rows one warp loads before processing them (tuning knob, see docs)
+#endif
 #ifndef STRATA_F2_MIN_BLOCKS
 #define STRATA_F2_MIN_BLOCKS 1  // blocks per SM the register budget must allow (tuning knob, see docs)
 #endif
@@ -64,16 +67,25 @@ f2_fused_kernel(const uint16_t *__restrict__ o, const float *__restrict__ cos_si
                 uint8_t *__restrict__ out, float *__restrict__ scales, int num_tokens, int num_heads,
                 int scale_stride_block, int scale_stride_token) {
     int lane = threadIdx.x & 31;
-    int64_t warp = (int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (warp >= (int64_t) num_tokens * num_heads) return;
-    int t = (int) (warp / num_heads);
-    int h = (int) (warp % num_heads);
-    float v[kPerLane];
-    load16(o + warp * kHead + lane * kPerLane, v);
-    if (lane >= kRopeLane0) inverse_rope16(v, lane, cos_sin + (int64_t) t * 64);
-    int blk = h * kBlocksPerHead + lane / 8;
-    quant16(v, lane, out + warp * kHead + lane * kPerLane,
-            scales + (int64_t) blk * scale_stride_block + (int64_t) t * scale_stride_token);
+    int64_t total = (int64_t) num_tokens * num_heads;
+    int64_t first = ((int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5)) * STRATA_ROWS_PER_WARP;
+    // all of this warp's rows are loaded before any is processed: more bytes in flight per warp
+    float v[STRATA_ROWS_PER_WARP][kPerLane];
+#pragma unroll
+    for (int r = 0; r < STRATA_ROWS_PER_WARP; r++) {
+        if (first + r < total) load16(o + (first + r) * kHead + lane * kPerLane, v[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < STRATA_ROWS_PER_WARP; r++) {
+        int64_t row = first + r;
+        if (row >= total) return;
+        int t = (int) (row / num_heads);
+        int h = (int) (row % num_heads);
+        if (lane >= kRopeLane0) inverse_rope16(v[r], lane, cos_sin + (int64_t) t * 64);
+        int blk = h * kBlocksPerHead + lane / 8;
+        quant16(v[r], lane, out + row * kHead + lane * kPerLane,
+                scales + (int64_t) blk * scale_stride_block + (int64_t) t * scale_stride_token);
+    }
 }
 
 // unfused step 2: quantise rows that were already inverse-rotated in place by strata_rope_rows.
@@ -108,6 +120,8 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp
     int64_t warps = (int64_t) num_tokens * num_heads;
     int blocks = (int) ((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
     if (fused) {
+        int64_t warps_needed = (warps + STRATA_ROWS_PER_WARP - 1) / STRATA_ROWS_PER_WARP;
+        blocks = (int) ((warps_needed + kWarpsPerBlock - 1) / kWarpsPerBlock);
         f2_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(
             (const uint16_t *) o, (const float *) rope_cos_sin, (uint8_t *) out_fp8,
             (float *) out_scales, num_tokens, num_heads, scale_stride_block, scale_stride_token);

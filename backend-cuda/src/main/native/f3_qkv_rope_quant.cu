@@ -17,6 +17,9 @@ constexpr int kNope = 448;
 constexpr int kPerLane = 16;
 constexpr int kRopeLane0 = kNope / kPerLane;  // 28
 constexpr int kWarpsPerBlock = 8;
+#ifndef STRATA_ROWS_PER_WARP
+#define STRATA_ROWS_PER_WARP 1  // rows one warp loads before processing them (tuning knob, see docs)
+#endif
 #ifndef STRATA_F3_MIN_BLOCKS
 #define STRATA_F3_MIN_BLOCKS 1  // blocks per SM the register budget must allow (tuning knob, see docs)
 #endif
@@ -112,24 +115,37 @@ f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
                 const int64_t *__restrict__ slots, const float *__restrict__ cos_sin, EntryLayout cache,
                 int num_tokens, int num_heads, float eps) {
     int lane = threadIdx.x & 31;
-    int64_t warp = (int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
     int64_t total = (int64_t) num_tokens * (num_heads + 1);
-    if (warp >= total) return;
-    int t = (int) (warp / (num_heads + 1));
-    int h = (int) (warp % (num_heads + 1));
-    const float *cs = cos_sin + (int64_t) t * 64;
-    if (h < num_heads) {
-        uint16_t *row = q + ((int64_t) t * num_heads + h) * kHead + lane * kPerLane;
-        Row16 r = load_row16(row);
-        head_norm_bf16(r, eps);
-        if (lane >= kRopeLane0) rope_lane(r, lane, cs, false);
-        store_row16(row, r);
-    } else {
-        int64_t slot = slots[t];
-        if (slot < 0) return;  // padded token
-        Row16 r = load_row16(kv + (int64_t) t * kHead + lane * kPerLane);
-        if (lane >= kRopeLane0) rope_lane(r, lane, cs, false);
-        quant_insert_lane(r, lane, cache, slot);
+    int64_t first = ((int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5)) * STRATA_ROWS_PER_WARP;
+    // all of this warp's rows (head slots) are loaded before any is processed
+    Row16 rows[STRATA_ROWS_PER_WARP];
+#pragma unroll
+    for (int i = 0; i < STRATA_ROWS_PER_WARP; i++) {
+        int64_t w = first + i;
+        if (w >= total) break;
+        int t = (int) (w / (num_heads + 1));
+        int h = (int) (w % (num_heads + 1));
+        rows[i] = load_row16(h < num_heads ? q + ((int64_t) t * num_heads + h) * kHead + lane * kPerLane
+                                           : kv + (int64_t) t * kHead + lane * kPerLane);
+    }
+#pragma unroll
+    for (int i = 0; i < STRATA_ROWS_PER_WARP; i++) {
+        int64_t w = first + i;
+        if (w >= total) return;
+        int t = (int) (w / (num_heads + 1));
+        int h = (int) (w % (num_heads + 1));
+        const float *cs = cos_sin + (int64_t) t * 64;
+        Row16 &r = rows[i];
+        if (h < num_heads) {
+            head_norm_bf16(r, eps);
+            if (lane >= kRopeLane0) rope_lane(r, lane, cs, false);
+            store_row16(q + ((int64_t) t * num_heads + h) * kHead + lane * kPerLane, r);
+        } else {
+            int64_t slot = slots[t];
+            if (slot < 0) continue;  // padded token
+            if (lane >= kRopeLane0) rope_lane(r, lane, cs, false);
+            quant_insert_lane(r, lane, cache, slot);
+        }
     }
 }
 
@@ -212,7 +228,7 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
     const int64_t *slots = (const int64_t *) slot_mapping;
     const float *cs = (const float *) rope_cos_sin;
     if (fused) {
-        int64_t warps = (int64_t) num_tokens * (num_heads + 1);
+        int64_t warps = ((int64_t) num_tokens * (num_heads + 1) + STRATA_ROWS_PER_WARP - 1) / STRATA_ROWS_PER_WARP;
         int blocks = (int) ((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
         f3_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(qp, kvp, slots, cs, cache, num_tokens,
                                                                 num_heads, eps);
