@@ -42,6 +42,7 @@ public final class AttentionLayer {
     private final int indexTopk;
     /** Scratch reused across steps (steps run one at a time, see {@code ModelExecutor}). */
     private float[] rows = new float[0];
+    private final Scratch scratch = new Scratch(9);
 
     AttentionLayer(TensorSource src, ModelConfig cfg, LayerSpec spec) {
         var a = cfg.attention();
@@ -117,8 +118,8 @@ public final class AttentionLayer {
      */
     public void forward(float[] x, int rows, java.util.List<AttnSlice> slices, float[] out) {
         int half = ropeDim / 2;
-        float[] cos = new float[rows * half];
-        float[] sin = new float[rows * half];
+        float[] cos = scratch.get(0, rows * half);
+        float[] sin = scratch.get(1, rows * half);
         float[] c1 = new float[half];
         float[] s1 = new float[half];
         for (AttnSlice sl : slices) {
@@ -129,13 +130,13 @@ public final class AttentionLayer {
             }
         }
         // queries
-        float[] qr = new float[rows * qLora];
+        float[] qr = scratch.get(2, rows * qLora);
         wqA.forward(x, rows, qr);
         for (int t = 0; t < rows; t++) {
             RmsNorm.apply(qr, t * qLora, qNorm, eps, qr, t * qLora, qLora);
         }
         int qw = heads * headDim;
-        float[] q = new float[rows * qw];
+        float[] q = scratch.get(3, rows * qw);
         wqB.forward(qr, rows, q);
         for (int t = 0; t < rows; t++) {
             for (int h = 0; h < heads; h++) {
@@ -145,7 +146,7 @@ public final class AttentionLayer {
             }
         }
         // the shared K=V row of each new token
-        float[] kv = new float[rows * headDim];
+        float[] kv = scratch.get(4, rows * headDim);
         wkv.forward(x, rows, kv);
         for (int t = 0; t < rows; t++) {
             int off = t * headDim;
@@ -153,15 +154,15 @@ public final class AttentionLayer {
             Rope.rotate(kv, off + headDim - ropeDim, cos, sin, t * half, half, false);
             Fp8.actQuantInPlace(kv, off, headDim - ropeDim, 64);
         }
-        float[] o = new float[rows * qw];
+        float[] o = scratch.get(5, rows * qw);
         for (AttnSlice sl : slices) {
             attendSequence(sl, slices.size() == 1, x, qr, q, kv, cos, sin, o);
         }
         // grouped low-rank output projection
         int gIn = qw / groups;
-        float[] gx = new float[rows * gIn];
-        float[] gy = new float[rows * oLora];
-        float[] oa = new float[rows * groups * oLora];
+        float[] gx = scratch.get(6, rows * gIn);
+        float[] gy = scratch.get(7, rows * oLora);
+        float[] oa = scratch.get(8, rows * groups * oLora);
         for (int g = 0; g < groups; g++) {
             for (int t = 0; t < rows; t++) {
                 System.arraycopy(o, t * qw + g * gIn, gx, t * gIn, gIn);

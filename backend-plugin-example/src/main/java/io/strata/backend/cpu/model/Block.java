@@ -23,6 +23,7 @@ public final class Block {
     private final float[][] hcFfn;
     private final AttentionLayer attention;
     private final MoeLayer moe;
+    private final Scratch scratch = new Scratch(3);
 
     Block(TensorSource src, ModelConfig cfg, LayerSpec spec) {
         dim = cfg.hiddenSize();
@@ -74,9 +75,9 @@ public final class Block {
      */
     public void forward(float[] h, int n, java.util.List<AttnSlice> slices, int[] tokens, float[] next) {
         int w = hc * dim;
-        float[] mid = new float[n * w];
-        float[] x = new float[n * dim];
-        float[] y = new float[n * dim];
+        float[] mid = scratch.get(0, n * w);
+        float[] x = scratch.get(1, n * dim);
+        float[] y = scratch.get(2, n * dim);
         HyperConnection.Mix[] mixes = new HyperConnection.Mix[n];
         mixIn(h, n, hcAttn, attnNorm, x, mixes);
         attention.forward(x, n, slices, y);

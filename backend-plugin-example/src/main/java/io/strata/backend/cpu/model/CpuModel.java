@@ -34,6 +34,7 @@ public final class CpuModel {
     private final float[] headBase;
     private final float headScale;
     private final DenseLinear head;
+    private final Scratch scratch = new Scratch(2);
 
     /** Receives each block's output streams ({@code n × hc × dim}) during a forward pass. */
     @FunctionalInterface
@@ -129,8 +130,8 @@ public final class CpuModel {
      */
     public void forward(int[] tokens, int n, List<BatchSlice> slices, int[] logitRows, float[] logits,
                         LayerObserver observer) {
-        float[] h = new float[n * hc * dim];
-        float[] next = new float[n * hc * dim];
+        float[] h = scratch.get(0, n * hc * dim);
+        float[] next = scratch.get(1, n * hc * dim);
         embed(tokens, n, h);
         for (int l = 0; l < blocks.size(); l++) {
             int layer = l;

@@ -28,6 +28,7 @@ public final class MoeLayer {
     private final Linear sw1;
     private final Linear sw2;
     private final Linear sw3;
+    private final Scratch scratch = new Scratch(6);
 
     /** Routing result of a batch: expert ids and weights, {@code k} per token. */
     public record Routing(int[] experts, float[] weights) {
@@ -107,13 +108,13 @@ public final class MoeLayer {
      */
     public void forward(float[] x, int n, int[] tokens, float[] out) {
         Routing r = route(x, n, tokens);
-        float[] y = new float[n * dim];
+        float[] y = scratch.zeroed(0, n * dim);
         int[] rowsOf = new int[n];
-        float[] rowW = new float[n];
-        float[] xs = new float[n * dim];
-        float[] g = new float[n * inter];
-        float[] u = new float[n * inter];
-        float[] ys = new float[n * dim];
+        float[] rowW = scratch.get(1, n);
+        float[] xs = scratch.get(2, n * dim);
+        float[] g = scratch.get(3, n * inter);
+        float[] u = scratch.get(4, n * inter);
+        float[] ys = scratch.get(5, n * dim);
         // experts in index order, each over the tokens routed to it, as the reference loops
         for (int e = 0; e < experts; e++) {
             int m = 0;
