@@ -527,10 +527,19 @@ def main():
                         row[name + "_graph_us"] = time_graph(fn, sets, 20 if B < 64 else 5)
                     except Exception as e:  # keep going: one failing baseline must not lose the rest
                         row[name + "_error"] = f"{type(e).__name__}: {e}"
+                # a device-to-device copy of the same number of bytes (half read, half written), timed the
+                # same way: what launch ramp-up and tail leave of the bandwidth at this size
+                half = max(1, bytes_min // 2)
+                pairs = [(torch.empty(half, dtype=torch.uint8, device=dev).random_(0, 255),
+                          torch.empty(half, dtype=torch.uint8, device=dev)) for _ in range(len(sets))]
+                row["copy_same_bytes_graph_us"] = time_graph(lambda ab: ab[1].copy_(ab[0]), pairs,
+                                                             20 if B < 64 else 5)
+                del pairs
                 g = row.get("ours_fused_graph_us")
                 if g:
                     row["fused_GBps"] = bytes_min / (g * 1e-6) / 1e9
                     row["fused_pct_copy"] = 100 * row["fused_GBps"] / bw
+                    row["fused_pct_same_size_copy"] = 100 * row["copy_same_bytes_graph_us"] / g
                     for other in ("ours_unfused", "torch_eager", "torch_compile"):
                         if row.get(other + "_graph_us"):
                             row["speedup_vs_" + other + "_graph"] = row[other + "_graph_us"] / g
@@ -548,7 +557,7 @@ def main():
 
     # summary table
     print(f"\n{props.name}: copy bandwidth {bw:.0f} GB/s (read+write)")
-    print(f"{'kernel':15} {'B':>4} {'fused us':>9} {'GB/s':>6} {'%copy':>6} {'unfused':>8} {'x':>5} "
+    print(f"{'kernel':15} {'B':>4} {'fused us':>9} {'GB/s':>6} {'%copy':>6} {'copy-same us':>12} {'%same':>6} {'unfused':>8} {'x':>5} "
           f"{'eager(g)':>9} {'x':>5} {'compile(g)':>10} {'x':>5} {'eager(p)':>9} {'compile(p)':>10} {'fused(p)':>9}")
     for r in results:
         if "error" in r:
@@ -558,7 +567,7 @@ def main():
             v = r.get(k)
             return fmt.format(v) if v is not None else "-"
         print(f"{r['kernel']:15} {r['batch']:>4} {g('ours_fused_graph_us'):>9} {g('fused_GBps', '{:.0f}'):>6} "
-              f"{g('fused_pct_copy', '{:.0f}'):>6} {g('ours_unfused_graph_us'):>8} {g('speedup_vs_ours_unfused_graph', '{:.2f}'):>5} "
+              f"{g('fused_pct_copy', '{:.0f}'):>6} {g('copy_same_bytes_graph_us'):>12} {g('fused_pct_same_size_copy', '{:.0f}'):>6} {g('ours_unfused_graph_us'):>8} {g('speedup_vs_ours_unfused_graph', '{:.2f}'):>5} "
               f"{g('torch_eager_graph_us'):>9} {g('speedup_vs_torch_eager_graph', '{:.1f}'):>5} "
               f"{g('torch_compile_graph_us'):>10} {g('speedup_vs_torch_compile_graph', '{:.1f}'):>5} "
               f"{g('torch_eager_plain_us'):>9} {g('torch_compile_plain_us'):>10} {g('ours_fused_plain_us'):>9}")
