@@ -12,11 +12,12 @@ import org.springframework.boot.context.properties.bind.ConstructorBinding;
  * @param maxQueuedTokens     prompt tokens not yet prefilled beyond which new requests get 503
  * @param policy              {@code fcfs} (default) or {@code priority} (lower {@code priority} value first;
  *                            the preemption victim is the lowest-priority, newest running sequence)
- * @param longPrefillTokenThreshold most prompt tokens one sequence prefills per step (vLLM's name); 0 = up to
- *                            the step budget. Default 128, the sliding window: a backend that reads the window
- *                            back from the paged cache (the CPU backend) needs every window position of a chunk
- *                            to have a page, which the KV manager only guarantees for chunks up to the window.
- *                            Raise it (or set 0) on backends that attend within a chunk from its own activations.
+ * @param longPrefillTokenThreshold most prompt tokens one sequence prefills per step (vLLM's name); 0 (the
+ *                            default) = up to the step budget. Backends attend within a chunk from its own
+ *                            activations and persist only mapped window slots; the KV manager maps the last
+ *                            window before every 256-position boundary a chunk crosses, so long chunks keep
+ *                            prefix hits at every boundary. Set 128 (the window) only for a backend that needs
+ *                            every window position of a chunk to have a page.
  */
 @ConfigurationProperties("strata.scheduler")
 public record EngineProperties(Integer maxNumBatchedTokens, Integer maxNumSeqs, Integer maxQueuedRequests,
@@ -29,7 +30,7 @@ public record EngineProperties(Integer maxNumBatchedTokens, Integer maxNumSeqs, 
 
     @ConstructorBinding
     public EngineProperties {
-        longPrefillTokenThreshold = longPrefillTokenThreshold == null ? 128 : longPrefillTokenThreshold;
+        longPrefillTokenThreshold = longPrefillTokenThreshold == null ? 0 : longPrefillTokenThreshold;
         if (longPrefillTokenThreshold < 0) {
             throw new IllegalArgumentException("strata.scheduler.long-prefill-token-threshold must be >= 0");
         }

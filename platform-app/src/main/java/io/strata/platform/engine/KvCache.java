@@ -31,8 +31,11 @@ public interface KvCache {
     /** The sequence is finished or aborted: every page back, complete blocks stay cached. Idempotent. */
     void free(Sequence seq);
 
-    /** Whether a sequence of this many tokens fits the empty pools at all (else it can never be admitted). */
-    boolean canEverFit(int tokens);
+    /**
+     * Whether a sequence of this many tokens fits the empty pools at all (else it can never be admitted),
+     * prefilled alone in chunks of at most {@code chunk} tokens.
+     */
+    boolean canEverFit(int tokens, int chunk);
 
     /** Page accounting over all pools, for metrics and the leak check. */
     Usage usage();

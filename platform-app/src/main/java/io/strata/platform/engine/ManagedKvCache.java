@@ -77,8 +77,8 @@ public final class ManagedKvCache implements KvCache {
     }
 
     @Override
-    public boolean canEverFit(int tokens) {
-        return manager.canEverFit(tokens);
+    public boolean canEverFit(int tokens, int chunk) {
+        return manager.canEverFit(tokens, chunk);
     }
 
     @Override

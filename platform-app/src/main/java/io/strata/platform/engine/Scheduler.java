@@ -55,6 +55,11 @@ final class Scheduler {
         }
     }
 
+    /** Most positions one sequence computes in a step when it runs alone. */
+    int chunkLimit() {
+        return Math.min(chunkCap, tokenBudget);
+    }
+
     int waitingCount() {
         return waiting.size();
     }

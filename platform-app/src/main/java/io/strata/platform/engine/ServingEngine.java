@@ -134,7 +134,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         }
         int prompt = request.promptTokens().length;
         int total = prompt + request.params().maxTokens();
-        if (!kv.canEverFit(total)) {
+        if (!kv.canEverFit(total, scheduler.chunkLimit())) {
             throw new io.strata.platform.engine.sampling.SamplingParameterException("max_tokens", "prompt + max_tokens = "
                     + total + " tokens is more than the KV cache of this server can hold for one sequence; lower max_tokens");
         }

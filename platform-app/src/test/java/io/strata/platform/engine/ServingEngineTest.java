@@ -55,7 +55,10 @@ class ServingEngineTest {
     }
 
     private void start(double sequencesOf1024, EngineProperties props) {
-        long[] d = KvPoolSizes.demand(layout, 1024);
+        // the exact peak of one 1,024-token sequence under this scheduler's chunking
+        int chunk = props.longPrefillTokenThreshold() > 0
+                ? Math.min(props.longPrefillTokenThreshold(), props.maxNumBatchedTokens()) : props.maxNumBatchedTokens();
+        long[] d = new KvCacheManager(layout, new KvPoolSizes(0, 0, 0), true).peakDemand(1024, chunk);
         KvPoolSizes sizes = new KvPoolSizes((int) Math.ceil(d[0] * sequencesOf1024), (int) Math.ceil(d[1] * sequencesOf1024),
                 (int) Math.ceil(d[2] * sequencesOf1024));
         kv = new ManagedKvCache(new KvCacheManager(layout, sizes, true));

@@ -355,9 +355,67 @@ public final class KvCacheManager {
         if (kindOf[g].kind().compressed()) {
             return (int) Math.max(0, ceilDiv(end, B) - t.end());
         }
+        return mapWindow(g, c, n, draft, r.tokenCount, t, null, false);
+    }
+
+    /**
+     * The window pages a step {@code [c, c+n)} maps beyond the table's end: the window that survives the
+     * step and, with prefix caching, the last window before every block boundary the step is sure to pass
+     * (those pages fall behind the window at commit and go to the cached LRU under their block's hash, so a
+     * later request sharing the prefix resumes at that boundary instead of recomputing). Only counts unless
+     * {@code append}; then appends the pages (-1 for the positions in between; page 0 of no pool when
+     * {@code pool} is null, for {@link #peakDemand}) and returns the count.
+     */
+    private int mapWindow(int g, long c, int n, int draft, long tokenCount, PageTable t, BlockPool pool, boolean append) {
         KindLayout k = kindOf[g];
-        long from = Math.max(k.pageIndex(windowSlotsFrom(k, c, n, draft)), t.end());
-        return (int) Math.max(0, k.pageIndex(end - 1) - from + 1);
+        long end = c + n;
+        long slots = windowSlotsFrom(k, c, n, draft);
+        long vSlots = k.pageIndex(slots);
+        long cursor = t.end();
+        int count = 0;
+        if (prefixCaching) {
+            long limit = Math.min(c + Math.max(1, n - Math.max(0, draft)), tokenCount);
+            for (long boundary = (c / B + 1) * B; boundary <= limit; boundary += B) {
+                long lo = Math.max(c, k.window().windowStart(boundary));
+                if (lo >= slots) {
+                    break;
+                }
+                if (lo >= boundary) {
+                    continue;
+                }
+                long from = Math.max(k.pageIndex(lo), cursor);
+                long to = Math.min(k.pageIndex(boundary - 1), vSlots - 1);
+                if (from <= to) {
+                    count += (int) (to - from + 1);
+                    if (append) {
+                        appendPages(t, from, to, pool, g);
+                    }
+                    cursor = to + 1;
+                }
+            }
+        }
+        long from = Math.max(vSlots, cursor);
+        long to = k.pageIndex(end - 1);
+        if (from <= to) {
+            count += (int) (to - from + 1);
+            if (append) {
+                appendPages(t, from, to, pool, g);
+            }
+        }
+        return count;
+    }
+
+    /** Maps virtual pages {@code [from, to]}, leaving -1 for unmapped ones between the table end and {@code from}. */
+    private static void appendPages(PageTable t, long from, long to, BlockPool pool, int g) {
+        if (t.size() == 0 && from > t.base()) {
+            t.reset(from);
+        }
+        while (t.end() < from) {
+            t.append(-1);
+        }
+        for (long v = from; v <= to; v++) {
+            t.append(pool == null ? 0 : pool.allocate(g));
+        }
     }
 
     /**
@@ -396,25 +454,18 @@ public final class KvCacheManager {
         }
         long c = r.computed;
         for (int g = 0; g < groups.length; g++) {
-            int need = newPages(r, g, newTokens, draftTokens);
-            if (need == 0) {
+            if (newPages(r, g, newTokens, draftTokens) == 0) {
                 continue;
             }
             PageTable t = r.tables[g];
             BlockPool pool = pool(g);
-            if (!kindOf[g].kind().compressed()) {
-                KindLayout k = kindOf[g];
-                long from = k.pageIndex(windowSlotsFrom(k, c, newTokens, draftTokens));
-                if (t.size() == 0 && from > t.base()) {
-                    t.reset(from);
+            if (kindOf[g].kind().compressed()) {
+                for (long v = t.end(), last = ceilDiv(c + newTokens, B); v < last; v++) {
+                    t.append(pool.allocate(g));
                 }
-                while (t.end() < from) {
-                    t.append(-1);
-                }
-                r.slotsFrom[g] = Math.max(c, windowSlotsFrom(k, c, newTokens, draftTokens));
-            }
-            for (int i = 0; i < need; i++) {
-                t.append(pool.allocate(g));
+            } else {
+                mapWindow(g, c, newTokens, draftTokens, r.tokenCount, t, pool, true);
+                r.slotsFrom[g] = Math.max(c, windowSlotsFrom(kindOf[g], c, newTokens, draftTokens));
             }
             refresh(r, g);
         }
@@ -595,15 +646,77 @@ public final class KvCacheManager {
         return r.tables[group].page(kindOf[group].pageIndex(position));
     }
 
-    /** Whether a sequence of {@code tokens} positions could ever fit the empty pools. */
+    /**
+     * Whether a sequence of {@code tokens} positions could ever fit the empty pools, decoded one position
+     * per step (see {@link #canEverFit(long, int)} for prefill in chunks).
+     */
     public boolean canEverFit(long tokens) {
-        long[] d = KvPoolSizes.demand(layout, tokens);
+        return fitsEmpty(KvPoolSizes.demand(layout, tokens));
+    }
+
+    /**
+     * Whether a sequence of {@code tokens} positions, prefilled (or recomputed after preemption) alone in
+     * chunks of {@code chunk} positions and decoded after, could ever fit the empty pools.
+     */
+    public boolean canEverFit(long tokens, int chunk) {
+        return fitsEmpty(peakDemand(tokens, chunk));
+    }
+
+    private boolean fitsEmpty(long[] d) {
         for (int b = 0; b < pools.length; b++) {
             if (d[b] > 0 && (pools[b] == null || d[b] > pools[b].capacity())) {
                 return false;
             }
         }
         return true;
+    }
+
+    /**
+     * Pages per bucket one sequence of {@code tokens} positions holds at its peak when it is computed from 0
+     * in chunks of {@code chunk} positions (the last one shorter) and then decoded one position per step.
+     * Exact for this manager's mapping (it replays {@link #allocate}/{@link #commit}'s window rules on
+     * scratch tables, boundary windows included when prefix caching is on); O(tokens / chunk) steps.
+     */
+    public long[] peakDemand(long tokens, int chunk) {
+        if (tokens <= 0 || chunk <= 0) {
+            throw new IllegalArgumentException("tokens and chunk must be positive: " + tokens + ", " + chunk);
+        }
+        long[] peak = new long[pools.length];
+        long[] now = new long[pools.length];
+        PageTable[] tables = new PageTable[groups.length];
+        for (int g : windowGroups) {
+            tables[g] = new PageTable();
+        }
+        for (long c = 0; c < tokens; ) {
+            int n = (int) Math.min(chunk, tokens - c);
+            Arrays.fill(now, 0);
+            for (int g : compressedGroups) {
+                now[bucketOf[g]] += ceilDiv(c + n, B);
+            }
+            for (int g : windowGroups) {
+                PageTable t = tables[g];
+                mapWindow(g, c, n, 0, tokens, t, null, true);
+                for (int i = 0; i < t.size(); i++) {
+                    if (t.at(i) >= 0) {
+                        now[bucketOf[g]]++;
+                    }
+                }
+            }
+            for (int b = 0; b < peak.length; b++) {
+                peak[b] = Math.max(peak[b], now[b]);
+            }
+            c += n;
+            for (int g : windowGroups) {
+                KindLayout k = kindOf[g];
+                PageTable t = tables[g];
+                t.dropFront((int) Math.min(t.size(), k.pageIndex(k.window().windowStart(c)) - t.base()));
+            }
+        }
+        long[] decode = KvPoolSizes.demand(layout, tokens);
+        for (int b = 0; b < peak.length; b++) {
+            peak[b] = Math.max(peak[b], decode[b]);
+        }
+        return peak;
     }
 
     /** Page accounting of one bucket; {@code free} excludes cached pages. */

@@ -97,9 +97,17 @@ class KvCacheManagerProperties {
                     StepDemand d = new StepDemand();
                     m.addDemand(r, n, draft, d);
                     boolean fits = m.fits(d);
+                    long[] usedBefore = new long[3];
+                    for (PageBucket b : PageBucket.values()) {
+                        usedBefore[b.ordinal()] = m.usage(b).used();
+                    }
                     boolean ok = m.allocate(r, n, draft);
                     assertThat(ok).isEqualTo(fits);
                     if (ok) {
+                        // the planned demand is exactly what allocate took (boundary windows of long chunks included)
+                        for (PageBucket b : PageBucket.values()) {
+                            assertThat(m.usage(b).used() - usedBefore[b.ordinal()]).isEqualTo(d.pages(b));
+                        }
                         int accepted = n - (speculative ? op.a() % (draft + 1) : 0);
                         m.commit(r, accepted);
                         while (r.tokenCount() < r.computed() + 1) {

@@ -170,6 +170,10 @@ class KvCacheManagerTest {
         KvRequest first = run(m, a, 7936, 64);
         int c4a = group(CacheKind.C4A_KV);
         int[] sharedPages = IntStream.range(0, 31).map(i -> first.table(c4a).at(i)).toArray();
+        BlockPool middle = m.poolOf(PageBucket.MIDDLE);
+        // window pages released mid-request: the last windows before every boundary the long chunk crossed
+        int releasedMidRequest = middle.cachedFree();
+        assertThat(releasedMidRequest).isPositive();
         m.free(first);
         // window pages for the boundary 7936 were cached when released...
         int[] b = Arrays.copyOf(a, 8100);
@@ -178,10 +182,9 @@ class KvCacheManagerTest {
         }
         assertThat(m.match(m.newRequest("probe", b, null)).windowHit()).isTrue();
         // ...and, released mid-request, they sit at the LRU front: pressure on MIDDLE evicts them first
-        BlockPool middle = m.poolOf(PageBucket.MIDDLE);
         int uncached = middle.free() - middle.cachedFree();
         int dummyGroup = group(CacheKind.C4_INDEXER_STATE);
-        int[] taken = IntStream.range(0, uncached + 1).map(i -> middle.allocate(dummyGroup)).toArray();
+        int[] taken = IntStream.range(0, uncached + releasedMidRequest).map(i -> middle.allocate(dummyGroup)).toArray();
         for (int p : taken) {
             middle.release(p);
         }
@@ -202,11 +205,35 @@ class KvCacheManagerTest {
             assertThat(r.table(c4a).at(i)).isEqualTo(sharedPages[i]);
         }
         assertThat(r.table(c4a).size()).isEqualTo(32);
-        assertThat(needLarge).isEqualTo(1 + finalWindowPages(PageBucket.LARGE, hit.computeFrom(), 8100));
+        assertThat(needLarge).isEqualTo(1 + chunkWindowPages(PageBucket.LARGE, hit.computeFrom(), 8100, 8100));
         m.commit(r, 8100 - (int) hit.computeFrom());
         assertThat(m.stats().recomputed()).isEqualTo(m.recomputeDepth());
         m.free(r);
         assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+    }
+
+    /**
+     * Window pages of one bucket that a chunk [from, end) maps with prefix caching on: the union of the pages
+     * covering its final window and the last window before each 256-boundary in (from, min(end, tokens)].
+     */
+    static int chunkWindowPages(PageBucket bucket, long from, long end, long tokens) {
+        int n = 0;
+        for (KindLayout k : FLASH.kinds()) {
+            if (k.kind().compressed() || k.bucket() != bucket) {
+                continue;
+            }
+            java.util.TreeSet<Long> pages = new java.util.TreeSet<>();
+            for (long t = (from / 256 + 1) * 256; t <= Math.min(end, tokens); t += 256) {
+                for (long p = Math.max(from, k.window().windowStart(t)); p < t; p++) {
+                    pages.add(k.pageIndex(p));
+                }
+            }
+            for (long p = Math.max(from, k.window().windowStart(end)); p < end; p++) {
+                pages.add(k.pageIndex(p));
+            }
+            n += k.groups().size() * pages.size();
+        }
+        return n;
     }
 
     /** Window pages of one bucket that a chunk [from, end) keeps: those covering its final window. */
@@ -236,26 +263,102 @@ class KvCacheManagerTest {
     }
 
     @Test
-    void longPrefillChunkHoldsOnlyItsFinalWindow() {
-        KvCacheManager m = roomy();
+    void longPrefillChunkHoldsOnlyItsFinalWindowWithoutPrefixCaching() {
+        KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(400, 8000, 400), false);
         KvRequest r = run(m, tokens(8192, 8));
         StepDemand d = new StepDemand();
         m.addDemand(r, 8192, d);
         // 32 compressed blocks + the final windows only: no page per chunk token for SWA or states
-        long windowPages = 0;
-        for (KindLayout k : FLASH.kinds()) {
-            if (!k.kind().compressed() && k.bucket() == PageBucket.MIDDLE) {
-                windowPages += (long) k.groups().size() * k.worstPages();
-            }
-        }
-        assertThat(d.pages(PageBucket.MIDDLE)).isLessThanOrEqualTo((int) (32 + windowPages));
+        assertThat(d.pages(PageBucket.MIDDLE)).isEqualTo(32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
         assertThat(m.allocate(r, 8192)).isTrue();
         int swa = group(CacheKind.SWA_KV);
         assertThat(m.pageOf(r, swa, 4000)).isEqualTo(-1);
+        assertThat(m.pageOf(r, swa, 4095)).isEqualTo(-1);
         assertThat(m.pageOf(r, swa, 8191)).isNotNegative();
         assertThat(m.pageOf(r, swa, 8192 - 128)).isNotNegative();
         m.commit(r, 8192);
         m.free(r);
+    }
+
+    @Test
+    void longPrefillChunkMapsTheLastWindowBeforeEveryBoundaryAndCachesIt() {
+        KvCacheManager m = roomy();
+        int[] a = tokens(8192 + 100, 8);
+        KvRequest r = run(m, a);
+        StepDemand d = new StepDemand();
+        m.addDemand(r, 8192, d);
+        assertThat(d.pages(PageBucket.MIDDLE)).isEqualTo(32 + chunkWindowPages(PageBucket.MIDDLE, 0, 8192, a.length));
+        assertThat(d.pages(PageBucket.LARGE)).isEqualTo(32 + chunkWindowPages(PageBucket.LARGE, 0, 8192, a.length));
+        long before = m.usage(PageBucket.MIDDLE).used();
+        assertThat(m.allocate(r, 8192)).isTrue();
+        assertThat(m.usage(PageBucket.MIDDLE).used() - before).isEqualTo(d.pages(PageBucket.MIDDLE));
+        int swa = group(CacheKind.SWA_KV);
+        assertThat(m.pageOf(r, swa, 3900)).isEqualTo(-1);
+        assertThat(m.pageOf(r, swa, 4095)).isNotNegative();     // last window before 4096
+        assertThat(m.pageOf(r, swa, 4096 - 127)).isNotNegative();
+        assertThat(m.pageOf(r, swa, 4096 + 10)).isEqualTo(-1);
+        m.commit(r, 8192);
+        // the boundary windows fell behind the window at commit: released into the cached LRU, not held
+        assertThat(m.pageOf(r, swa, 4095)).isEqualTo(-1);
+        assertThat(m.usage(PageBucket.MIDDLE).used()).isEqualTo(before + 32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
+        assertThat(m.usage(PageBucket.MIDDLE).cached()).isPositive();
+        // a request sharing any prefix of whole blocks resumes exactly at its last boundary, while r still runs
+        for (int shared : new int[] {256, 1536, 4096, 7936}) {
+            int[] b = Arrays.copyOf(a, shared + 50);
+            Arrays.fill(b, shared, b.length, 7);
+            KvRequest other = m.newRequest("o" + shared, b, null);
+            PrefixMatch hit = m.match(other);
+            assertThat(hit.windowHit()).as("hit at " + shared).isTrue();
+            assertThat(hit.computeFrom()).isEqualTo(shared);
+        }
+        m.free(r);
+        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        // the final window is published when the request frees it
+        assertThat(m.match(m.newRequest("all", Arrays.copyOf(a, 8193), null)).computeFrom()).isEqualTo(8192);
+    }
+
+    @Test
+    void peakDemandIsExactForChunkedPrefill() {
+        for (boolean caching : new boolean[] {false, true}) {
+            for (int chunk : new int[] {1, 100, 128, 210, 612, 2048}) {
+                for (int len : new int[] {255, 257, 1000, 3000}) {
+                    KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(4000, 80000, 4000), caching);
+                    long[] want = m.peakDemand(len, chunk);
+                    long[] seen = new long[3];
+                    KvRequest r = m.newRequest("p", tokens(len, len + chunk), null);
+                    m.admit(r, PrefixMatch.NONE);
+                    for (int c = 0; c < len; c += Math.min(chunk, len - c)) {
+                        assertThat(m.allocate(r, Math.min(chunk, len - c))).isTrue();
+                        for (PageBucket b : PageBucket.values()) {
+                            seen[b.ordinal()] = Math.max(seen[b.ordinal()], m.usage(b).used());
+                        }
+                        m.commit(r, Math.min(chunk, len - c));
+                    }
+                    long[] decode = KvPoolSizes.demand(FLASH, len);
+                    for (PageBucket b : PageBucket.values()) {
+                        int i = b.ordinal();
+                        assertThat(want[i]).as(b + " caching=" + caching + " chunk=" + chunk + " len=" + len)
+                                .isEqualTo(Math.max(seen[i], decode[i]));
+                    }
+                    m.free(r);
+                    // and pools of exactly that size serve the chunked prefill alone
+                    KvCacheManager exact = new KvCacheManager(FLASH, new KvPoolSizes((int) want[0], (int) want[1], (int) want[2]), caching);
+                    assertThat(exact.canEverFit(len, chunk)).isTrue();
+                    KvRequest q = exact.newRequest("q", tokens(len, 1), null);
+                    exact.admit(q, PrefixMatch.NONE);
+                    for (int c = 0; c < len; c += Math.min(chunk, len - c)) {
+                        assertThat(exact.allocate(q, Math.min(chunk, len - c))).isTrue();
+                        exact.commit(q, Math.min(chunk, len - c));
+                    }
+                    exact.free(q);
+                }
+            }
+        }
+        // a 210-token chunk needs more MIDDLE pages than the decode-only estimate (the previous window is still held)
+        KvCacheManager m = roomy();
+        assertThat(m.peakDemand(3000, 210)[PageBucket.MIDDLE.ordinal()])
+                .isGreaterThan(KvPoolSizes.demand(FLASH, 3000)[PageBucket.MIDDLE.ordinal()]);
     }
 
     @Test
