@@ -1,8 +1,10 @@
 package io.strata.backend.cuda;
 
-import io.strata.backend.cpu.ops.Bf16;
-import io.strata.backend.cpu.ops.Fp4;
-import io.strata.backend.cpu.ops.Fp8;
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.E8m0;
+import io.strata.model.format.Fp4E2m1;
+import io.strata.model.format.Fp8E4m3;
+import io.strata.model.format.Bf16;
 import io.strata.backend.cpu.ops.Hadamard;
 import io.strata.backend.cpu.ops.RmsNorm;
 import io.strata.backend.cpu.ops.Rope;
@@ -125,13 +127,13 @@ class CompressorParityTest {
                 entries++;
                 if (hd == 512) {
                     for (int blk = 0; blk < 7; blk++) {
-                        float sc = Fp8.blockScale(x, blk * 64, 64);
-                        float gs = Fp8.decodeE8m0(fused.cache[scales + blk]);
+                        float sc = ActivationQuant.fp8BlockScale(x, blk * 64, 64);
+                        float gs = E8m0.decode(fused.cache[scales + blk]);
                         for (int i = blk * 64; i < blk * 64 + 64; i++) {
                             int g = fused.cache[data + i] & 0xff;
                             int c = fp8Code(x[i], sc);
-                            gpuVals.add(Fp8.decode(g) * gs);
-                            cpuVals.add(Fp8.decode(c) * sc);
+                            gpuVals.add(Fp8E4m3.decode((byte) g) * gs);
+                            cpuVals.add(Fp8E4m3.decode((byte) c) * sc);
                             bytesTotal++;
                             if (g == c && gs == sc) {
                                 bytesExact++;
@@ -147,15 +149,15 @@ class CompressorParityTest {
                     }
                 } else {
                     for (int blk = 0; blk < 4; blk++) {
-                        float sc = Fp4.blockScale(x, blk * 32, 32);
-                        float gs = Fp8.decodeE8m0(fused.cache[scales + blk]);
+                        float sc = ActivationQuant.fp4BlockScale(x, blk * 32, 32);
+                        float gs = E8m0.decode(fused.cache[scales + blk]);
                         for (int i = blk * 32; i < blk * 32 + 32; i++) {
                             int byteVal = fused.cache[data + i / 2] & 0xff;
                             int g = (i & 1) == 0 ? byteVal & 0xf : byteVal >> 4;
                             float q = Math.max(-6f, Math.min(6f, x[i] / sc));
-                            int c = Fp4.encode(Fp4.roundE2m1(q));
-                            gpuVals.add(Fp4.decode(g) * gs);
-                            cpuVals.add(Fp4.decode(c) * sc);
+                            int c = Fp4E2m1.encode(q);
+                            gpuVals.add(Fp4E2m1.decode(g) * gs);
+                            cpuVals.add(Fp4E2m1.decode(c) * sc);
                             bytesTotal++;
                             if (g == c && gs == sc) {
                                 bytesExact++;

@@ -21,15 +21,15 @@ final class GpuTest {
 
     /** A bf16-representable value with a spread of magnitudes (so blocks get different scales). */
     static float bf16Random(Random rnd, float scale) {
-        return io.strata.backend.cpu.ops.Bf16.round((float) rnd.nextGaussian() * scale);
+        return io.strata.model.format.Bf16.round((float) rnd.nextGaussian() * scale);
     }
 
     static short bits(float bf16) {
-        return (short) io.strata.backend.cpu.ops.Bf16.roundBits(bf16);
+        return (short) io.strata.model.format.Bf16.fromFloat(bf16);
     }
 
     static float value(short bits) {
-        return io.strata.backend.cpu.ops.Bf16.toFloat(bits);
+        return io.strata.model.format.Bf16.toFloat(bits);
     }
 
     /** ||a - b|| / ||b|| over paired values. */
@@ -59,6 +59,6 @@ final class GpuTest {
     /** e4m3 byte the reference produces for x with power-of-two scale s. */
     static int fp8Code(float x, float s) {
         float q = Math.max(-448f, Math.min(448f, x / s));
-        return io.strata.backend.cpu.ops.Fp8.encodeE4m3(io.strata.backend.cpu.ops.Fp8.roundE4m3(q));
+        return io.strata.model.format.Fp8E4m3.encode(q) & 0xff;
     }
 }

@@ -1,6 +1,7 @@
 package io.strata.backend.cuda;
 
-import io.strata.backend.cpu.ops.Fp8;
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.Fp8E4m3;
 import io.strata.backend.cpu.ops.Rope;
 import io.strata.backend.cuda.FusedKernels.OutputQuant;
 import io.strata.backend.cuda.FusedKernels.Variant;
@@ -67,7 +68,7 @@ class InverseRopeQuantParityTest {
                 Rope.rotate(row, h * HEAD + 448, cos, sin, true);
             }
             for (int b = 0; b < blocks; b++) {
-                float s = Fp8.blockScale(row, b * 128, 128);
+                float s = ActivationQuant.fp8BlockScale(row, b * 128, 128);
                 float gs = fused.scales()[b * tokensPadded + t];
                 boolean ropeBlock = b % 4 == 3;
                 if (!ropeBlock) {
@@ -76,8 +77,8 @@ class InverseRopeQuantParityTest {
                 for (int i = b * 128; i < b * 128 + 128; i++) {
                     int g = fused.fp8()[t * width + i] & 0xff;
                     int c = fp8Code(row[i], s);
-                    gpuDeq[t * width + i] = Fp8.decode(g) * gs;
-                    cpuDeq[t * width + i] = Fp8.decode(c) * s;
+                    gpuDeq[t * width + i] = Fp8E4m3.decode((byte) g) * gs;
+                    cpuDeq[t * width + i] = Fp8E4m3.decode((byte) c) * s;
                     if (!ropeBlock) {
                         assertThat(g).as("token %d channel %d", t, i).isEqualTo(c);
                     } else {

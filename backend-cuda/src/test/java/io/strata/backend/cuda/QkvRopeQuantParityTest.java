@@ -1,6 +1,7 @@
 package io.strata.backend.cuda;
 
-import io.strata.backend.cpu.ops.Fp8;
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.E8m0;
 import io.strata.backend.cpu.ops.RmsNorm;
 import io.strata.backend.cpu.ops.Rope;
 import io.strata.backend.cuda.FusedKernels.QkvStep;
@@ -102,8 +103,8 @@ class QkvRopeQuantParityTest {
             int data = (int) layout.dataOffset(slots[t]);
             int sc = (int) layout.scaleOffset(slots[t]);
             for (int b = 0; b < 7; b++) {
-                float s = Fp8.blockScale(row, b * 64, 64);
-                assertThat(cache[sc + b] & 0xff).as("token %d scale %d", t, b).isEqualTo(Fp8.encodeE8m0(s));
+                float s = ActivationQuant.fp8BlockScale(row, b * 64, 64);
+                assertThat(cache[sc + b] & 0xff).as("token %d scale %d", t, b).isEqualTo(E8m0.encode(s) & 0xff);
                 for (int i = b * 64; i < b * 64 + 64; i++) {
                     assertThat(cache[data + i] & 0xff).as("token %d fp8 channel %d", t, i).isEqualTo(fp8Code(row[i], s));
                 }

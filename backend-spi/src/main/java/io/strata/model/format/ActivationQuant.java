@@ -43,6 +43,16 @@ public final class ActivationQuant {
         return E8m0.ceilPowerOfTwo(Math.max(amax, FP4_AMAX_FLOOR) / Fp4E2m1.MAX);
     }
 
+    /** The FP8 ue8m0 scale of the block {@code x[off, off+len)}. */
+    public static float fp8BlockScale(float[] x, int off, int len) {
+        return fp8Scale(absMax(x, off, len));
+    }
+
+    /** The FP4 ue8m0 scale of the block {@code x[off, off+len)}. */
+    public static float fp4BlockScale(float[] x, int off, int len) {
+        return fp4Scale(absMax(x, off, len));
+    }
+
     public static float absMax(float[] x, int off, int len) {
         float amax = 0f;
         for (int i = off; i < off + len; i++) {
@@ -73,7 +83,7 @@ public final class ActivationQuant {
             float s = fp4Scale(absMax(x, b, blockSize));
             float inverse = 1f / s; // exact: s is a power of two ≥ 2^-126
             for (int i = b; i < b + blockSize; i++) {
-                x[i] = Fp4E2m1.decode(Fp4E2m1.encode(x[i] * inverse)) * s;
+                x[i] = Fp4E2m1.round(x[i] * inverse) * s;
             }
         }
     }

@@ -74,8 +74,25 @@ public final class Fp4E2m1 {
         return sign | code;
     }
 
+    /**
+     * {@code decode(encode(value))} without the code: round half to even on the grid's step (0.5 below 2, 1 below
+     * 4, 2 above), which lands ties on even codes exactly as {@link #encode} does. This is the activation
+     * simulation's inner loop, where the compare cascade of {@link #encode} mispredicts on Gaussian data.
+     */
     public static float round(float value) {
-        return decode(encode(value));
+        if (Float.isNaN(value)) {
+            return MAX;
+        }
+        float a = Math.abs(value);
+        float r;
+        if (a < 2f) {
+            r = (float) Math.rint(a * 2f) * 0.5f;
+        } else if (a < 4f) {
+            r = (float) Math.rint(a);
+        } else {
+            r = Math.min((float) Math.rint(a * 0.5f) * 2f, MAX);
+        }
+        return Math.copySign(r, value);
     }
 
     public static byte pack(int lowCode, int highCode) {

@@ -80,4 +80,33 @@ class Fp4E2m1Test {
         int sign = Float.floatToRawIntBits(x) < 0 ? 8 : 0;
         assertThat(Fp4E2m1.encode(x)).isEqualTo(sign | best);
     }
+
+    @Test
+    void roundIsDecodeOfEncodeBitForBit() {
+        // round() is a separate fast path; it must agree with the code path on every float (a stride that
+        // touches every exponent and sign, plus the neighbours of every midpoint and the specials).
+        for (long bits = 0; bits <= 0xFFFFFFFFL; bits += 251) {
+            assertSameAsCodePath(Float.intBitsToFloat((int) bits));
+        }
+        for (int c = 0; c < 7; c++) {
+            float mid = (MAGNITUDES[c] + MAGNITUDES[c + 1]) / 2;
+            for (float v : new float[] {mid, Math.nextUp(mid), Math.nextDown(mid)}) {
+                assertSameAsCodePath(v);
+                assertSameAsCodePath(-v);
+            }
+        }
+        for (float v : new float[] {0f, -0f, 6f, -6f, Math.nextUp(6f), Float.POSITIVE_INFINITY,
+            Float.NEGATIVE_INFINITY, Float.NaN, Float.MIN_VALUE, -Float.MIN_VALUE}) {
+            assertSameAsCodePath(v);
+        }
+    }
+
+    private static void assertSameAsCodePath(float v) {
+        float expected = Fp4E2m1.decode(Fp4E2m1.encode(v));
+        if (Float.floatToRawIntBits(Fp4E2m1.round(v)) != Float.floatToRawIntBits(expected)) {
+            assertThat(Fp4E2m1.round(v)).as("round(%s) bits", v).isEqualTo(expected);
+            assertThat(Float.floatToRawIntBits(Fp4E2m1.round(v))).as("round(%s) sign", v)
+                    .isEqualTo(Float.floatToRawIntBits(expected));
+        }
+    }
 }

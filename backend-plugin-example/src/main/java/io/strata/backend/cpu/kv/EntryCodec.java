@@ -1,8 +1,10 @@
 package io.strata.backend.cpu.kv;
 
-import io.strata.backend.cpu.ops.Bf16;
-import io.strata.backend.cpu.ops.Fp4;
-import io.strata.backend.cpu.ops.Fp8;
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.E8m0;
+import io.strata.model.format.Fp4E2m1;
+import io.strata.model.format.Fp8E4m3;
+import io.strata.model.format.Bf16;
 import io.strata.backend.cpu.weights.Layouts;
 import io.strata.kv.IndexerKvDtype;
 import io.strata.kv.MainKvDtype;
@@ -16,8 +18,8 @@ import java.lang.foreign.ValueLayout;
  * indexer keys), so encoding them is lossless; {@link #writeMain} verifies that and fails loudly otherwise.
  */
 public final class EntryCodec {
-    private static final float[] E4M3 = Fp8.decodeTable();
-    private static final float[] E2M1 = Fp4.decodeTable();
+    private static final float[] E4M3 = Fp8E4m3.decodeTable();
+    private static final float[] E2M1 = Fp4E2m1.decodeTable();
 
     private EntryCodec() {
     }
@@ -31,23 +33,23 @@ public final class EntryCodec {
         int nope = headDim - ropeDim;
         if (dtype == MainKvDtype.BF16) {
             for (int i = 0; i < headDim; i++) {
-                seg.set(Layouts.SHORT, dataOff + 2L * i, (short) Bf16.roundBits(src[off + i]));
+                seg.set(Layouts.SHORT, dataOff + 2L * i, Bf16.fromFloat(src[off + i]));
             }
             return;
         }
         for (int b = 0; b < nope; b += 64) {
-            float s = Fp8.blockScale(src, off + b, 64);
-            seg.set(ValueLayout.JAVA_BYTE, scaleOff + b / 64, (byte) Fp8.encodeE8m0(s));
+            float s = ActivationQuant.fp8BlockScale(src, off + b, 64);
+            seg.set(ValueLayout.JAVA_BYTE, scaleOff + b / 64, E8m0.encode(s));
             for (int i = b; i < b + 64; i++) {
                 float q = src[off + i] / s;
-                if (Fp8.roundE4m3(q) != q) {
+                if (Fp8E4m3.round(q) != q) {
                     throw new IllegalStateException("KV value " + src[off + i] + " is not FP8-simulated (scale " + s + ")");
                 }
-                seg.set(ValueLayout.JAVA_BYTE, dataOff + i, (byte) Fp8.encodeE4m3(q));
+                seg.set(ValueLayout.JAVA_BYTE, dataOff + i, Fp8E4m3.encode(q));
             }
         }
         for (int i = 0; i < ropeDim; i++) {
-            seg.set(Layouts.SHORT, dataOff + nope + 2L * i, (short) Bf16.roundBits(src[off + nope + i]));
+            seg.set(Layouts.SHORT, dataOff + nope + 2L * i, Bf16.fromFloat(src[off + nope + i]));
         }
     }
 
@@ -61,7 +63,7 @@ public final class EntryCodec {
             return;
         }
         for (int b = 0; b < nope; b += 64) {
-            float s = Fp8.decodeE8m0(seg.get(ValueLayout.JAVA_BYTE, scaleOff + b / 64));
+            float s = E8m0.decode(seg.get(ValueLayout.JAVA_BYTE, scaleOff + b / 64));
             for (int i = b; i < b + 64; i++) {
                 dst[off + i] = E4M3[seg.get(ValueLayout.JAVA_BYTE, dataOff + i) & 0xff] * s;
             }
@@ -77,28 +79,37 @@ public final class EntryCodec {
         switch (dtype) {
             case BF16 -> {
                 for (int i = 0; i < dim; i++) {
-                    seg.set(Layouts.SHORT, dataOff + 2L * i, (short) Bf16.roundBits(src[off + i]));
+                    seg.set(Layouts.SHORT, dataOff + 2L * i, Bf16.fromFloat(src[off + i]));
                 }
             }
             case FP4 -> {
                 for (int b = 0; b < dim; b += 32) {
-                    float s = Fp4.blockScale(src, off + b, 32);
-                    seg.set(ValueLayout.JAVA_BYTE, scaleOff + b / 32, (byte) Fp8.encodeE8m0(s));
+                    float s = ActivationQuant.fp4BlockScale(src, off + b, 32);
+                    seg.set(ValueLayout.JAVA_BYTE, scaleOff + b / 32, E8m0.encode(s));
                     for (int i = b; i < b + 32; i += 2) {
-                        int lo = Fp4.encode(src[off + i] / s);
-                        int hi = Fp4.encode(src[off + i + 1] / s);
-                        seg.set(ValueLayout.JAVA_BYTE, dataOff + i / 2, (byte) (lo | (hi << 4)));
+                        int lo = fp4Code(src[off + i], s);
+                        int hi = fp4Code(src[off + i + 1], s);
+                        seg.set(ValueLayout.JAVA_BYTE, dataOff + i / 2, Fp4E2m1.pack(lo, hi));
                     }
                 }
             }
             case FP8 -> {
-                float s = Fp8.blockScale(src, off, dim);
+                float s = ActivationQuant.fp8BlockScale(src, off, dim);
                 seg.set(Layouts.FLOAT, scaleOff, s);
                 for (int i = 0; i < dim; i++) {
-                    seg.set(ValueLayout.JAVA_BYTE, dataOff + i, (byte) Fp8.encodeE4m3(Fp8.roundE4m3(src[off + i] / s)));
+                    seg.set(ValueLayout.JAVA_BYTE, dataOff + i, Fp8E4m3.encode(src[off + i] / s));
                 }
             }
         }
+    }
+
+    /** The e2m1 code of an indexer value already FP4-simulated with scale {@code s}; anything else is a bug upstream. */
+    private static int fp4Code(float value, float s) {
+        float q = value / s;
+        if (Fp4E2m1.round(q) != q) {
+            throw new IllegalStateException("indexer value " + value + " is not FP4-simulated (scale " + s + ")");
+        }
+        return Fp4E2m1.encode(q);
     }
 
     public static void readIndexer(MemorySegment seg, long dataOff, long scaleOff, IndexerKvDtype dtype, float[] dst,
@@ -111,7 +122,7 @@ public final class EntryCodec {
             }
             case FP4 -> {
                 for (int b = 0; b < dim; b += 32) {
-                    float s = Fp8.decodeE8m0(seg.get(ValueLayout.JAVA_BYTE, scaleOff + b / 32));
+                    float s = E8m0.decode(seg.get(ValueLayout.JAVA_BYTE, scaleOff + b / 32));
                     for (int i = b; i < b + 32; i += 2) {
                         int v = seg.get(ValueLayout.JAVA_BYTE, dataOff + i / 2);
                         dst[off + i] = E2M1[v & 0xf] * s;

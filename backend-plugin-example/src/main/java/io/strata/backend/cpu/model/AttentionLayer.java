@@ -1,7 +1,7 @@
 package io.strata.backend.cpu.model;
 
+import io.strata.model.format.ActivationQuant;
 import io.strata.backend.cpu.kv.LayerCache;
-import io.strata.backend.cpu.ops.Fp8;
 import io.strata.backend.cpu.ops.Linear;
 import io.strata.backend.cpu.ops.Parallel;
 import io.strata.backend.cpu.ops.RmsNorm;
@@ -152,7 +152,7 @@ public final class AttentionLayer {
             int off = t * headDim;
             RmsNorm.apply(kv, off, kvNorm, eps, kv, off, headDim);
             Rope.rotate(kv, off + headDim - ropeDim, cos, sin, t * half, half, false);
-            Fp8.actQuantInPlace(kv, off, headDim - ropeDim, 64);
+            ActivationQuant.fp8RoundTrip(kv, off, headDim - ropeDim, 64);
         }
         float[] o = scratch.get(5, rows * qw);
         for (AttnSlice sl : slices) {

@@ -1,10 +1,9 @@
 package io.strata.backend.cpu.model;
 
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.Bf16;
 import io.strata.backend.cpu.kv.LayerCache;
-import io.strata.backend.cpu.ops.Bf16;
 import io.strata.backend.cpu.ops.DenseLinear;
-import io.strata.backend.cpu.ops.Fp4;
-import io.strata.backend.cpu.ops.Fp8;
 import io.strata.backend.cpu.ops.Hadamard;
 import io.strata.backend.cpu.ops.RmsNorm;
 import io.strata.backend.cpu.ops.Rope;
@@ -166,9 +165,9 @@ final class Compressor {
         Rope.rotate(entry, headDim - ropeDim, cos, sin, false);
         if (indexer) {
             Hadamard.transform(entry, 0, headDim, (float) (1.0 / Math.sqrt(headDim)));
-            Fp4.actQuantInPlace(entry, 0, headDim, 32);
+            ActivationQuant.fp4RoundTrip(entry, 0, headDim, 32);
         } else {
-            Fp8.actQuantInPlace(entry, 0, headDim - ropeDim, 64);
+            ActivationQuant.fp8RoundTrip(entry, 0, headDim - ropeDim, 64);
         }
     }
 }

@@ -1,8 +1,8 @@
 package io.strata.backend.cpu.model;
 
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.Bf16;
 import io.strata.backend.cpu.kv.LayerCache;
-import io.strata.backend.cpu.ops.Bf16;
-import io.strata.backend.cpu.ops.Fp4;
 import io.strata.backend.cpu.ops.Hadamard;
 import io.strata.backend.cpu.ops.Linear;
 import io.strata.backend.cpu.ops.Parallel;
@@ -73,7 +73,7 @@ final class Indexer {
                 Rope.rotate(q, off + headDim - rope.dim(), cos, sin, t * half, half, false);
                 Hadamard.transform(q, off, headDim, hs);
             }
-            Fp4.actQuantInPlace(q, t * qw, qw, 32);
+            ActivationQuant.fp4RoundTrip(q, t * qw, qw, 32);
             for (int h = 0; h < heads; h++) {
                 w[t * heads + h] = Bf16.round(w[t * heads + h] * weightScale);
             }

@@ -1,6 +1,6 @@
 package io.strata.backend.cpu.model;
 
-import io.strata.backend.cpu.ops.Bf16;
+import io.strata.model.format.Bf16;
 import io.strata.backend.cpu.ops.DenseLinear;
 import io.strata.backend.cpu.ops.Linear;
 import io.strata.backend.cpu.ops.Moe;

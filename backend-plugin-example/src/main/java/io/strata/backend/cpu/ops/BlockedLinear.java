@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 

@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.ActivationQuant;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -71,7 +72,7 @@ public final class Fp8Linear extends BlockedLinear {
             }
             System.arraycopy(x, 0, xq, 0, rows * in);
             for (int r = 0; r < rows; r++) {
-                Fp8.actQuantInPlace(xq, r * in, in, 128);
+                ActivationQuant.fp8RoundTrip(xq, r * in, in, 128);
             }
             a = xq;
         }

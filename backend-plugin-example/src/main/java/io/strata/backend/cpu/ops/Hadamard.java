@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 /** Walsh–Hadamard transform in Sylvester (natural) order, fp32, as the indexer's rotation uses it. */
 public final class Hadamard {
     private Hadamard() {

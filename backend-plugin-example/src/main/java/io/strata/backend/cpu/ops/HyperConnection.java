@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 /**
  * Manifold-constrained hyper-connections: {@code hc} residual streams are mixed into one sub-layer
  * input ({@link #pre}) and the sub-layer output is spread back ({@link #post}) through a

@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 /** Routing and the expert activation of DeepSeek-V4's MoE. */
 public final class Moe {
     private Moe() {

@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 /** RMS normalisation as the reference does it: fp32 statistics, fp32 weight, bf16 result. */
 public final class RmsNorm {
     private RmsNorm() {

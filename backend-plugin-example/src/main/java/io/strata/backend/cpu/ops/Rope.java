@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 /**
  * Rotary embedding on interleaved pairs {@code (x[2i], x[2i+1])}, with optional YaRN frequency
  * interpolation, built as the reference builds its fp32 tables. One instance per (base, YaRN) pair;

@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.Bf16;
 /**
  * One head of sparse attention with a sink: softmax over the selected rows plus a per-head sink logit
  * that has no value vector. Logits and sums are fp32; probabilities enter the value sum as bf16 (as the

@@ -1,5 +1,7 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.E8m0;
+import io.strata.model.format.Fp4E2m1;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -22,7 +24,7 @@ public final class VectorDecode {
     private static final VectorSpecies<Integer> I16 = IntVector.SPECIES_512;
     private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
     private static final VectorSpecies<Short> S16 = ShortVector.SPECIES_256;
-    private static final float[] E2M1 = Fp4.decodeTable();
+    private static final float[] E2M1 = Fp4E2m1.decodeTable();
     /** Lane 2j takes lo[j], lane 2j+1 takes hi[j] (a negative index selects from the second vector). */
     private static final VectorShuffle<Float> INTERLEAVE_LOW = interleave(0);
     private static final VectorShuffle<Float> INTERLEAVE_HIGH = interleave(8);
@@ -72,7 +74,7 @@ public final class VectorDecode {
         FloatVector corr = FloatVector.broadcast(F16, -0x1p-6f);
         for (int b = 0; b < n; b += 128) {
             FloatVector s = FloatVector.broadcast(F16,
-                Fp8.decodeE8m0(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 128)));
+                E8m0.decode(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 128)));
             int end = Math.min(n, b + 128);
             for (int i = b; i < end; i += 16) {
                 ByteVector raw = ByteVector.fromMemorySegment(B16, w, byteOff + i, ByteOrder.LITTLE_ENDIAN);
@@ -97,7 +99,7 @@ public final class VectorDecode {
                               int dstOff) {
         FloatVector table = FloatVector.fromArray(F16, E2M1, 0);
         for (int b = 0; b < n; b += 32) {
-            float s = Fp8.decodeE8m0(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 32));
+            float s = E8m0.decode(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 32));
             ByteVector raw = ByteVector.fromMemorySegment(B16, w, byteOff + b / 2, ByteOrder.LITTLE_ENDIAN);
             IntVector v = (IntVector) raw.convertShape(VectorOperators.B2I, I16, 0);
             VectorShuffle<Float> loIdx = v.and(0xf).toShuffle().cast(F16);
@@ -122,7 +124,7 @@ public final class VectorDecode {
         FloatVector acc = FloatVector.zero(F16);
         for (int b = 0; b < n; b += 128) {
             FloatVector s = FloatVector.broadcast(F16,
-                Fp8.decodeE8m0(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 128)));
+                E8m0.decode(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 128)));
             int end = Math.min(n, b + 128);
             for (int i = b; i < end; i += 16) {
                 ByteVector raw = ByteVector.fromMemorySegment(B16, w, byteOff + i, ByteOrder.LITTLE_ENDIAN);
@@ -145,7 +147,7 @@ public final class VectorDecode {
         FloatVector table = FloatVector.fromArray(F16, E2M1, 0);
         FloatVector acc = FloatVector.zero(F16);
         for (int b = 0; b < n; b += 32) {
-            float s = Fp8.decodeE8m0(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 32));
+            float s = E8m0.decode(scale.get(java.lang.foreign.ValueLayout.JAVA_BYTE, scaleOff + b / 32));
             ByteVector raw = ByteVector.fromMemorySegment(B16, w, byteOff + b / 2, ByteOrder.LITTLE_ENDIAN);
             IntVector v = (IntVector) raw.convertShape(VectorOperators.B2I, I16, 0);
             VectorShuffle<Float> loIdx = v.and(0xf).toShuffle().cast(F16);

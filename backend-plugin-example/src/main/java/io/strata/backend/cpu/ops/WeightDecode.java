@@ -1,5 +1,8 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.E8m0;
+import io.strata.model.format.Fp4E2m1;
+import io.strata.model.format.Fp8E4m3;
 import io.strata.backend.cpu.weights.Layouts;
 
 import java.lang.foreign.MemorySegment;
@@ -7,8 +10,8 @@ import java.lang.foreign.ValueLayout;
 
 /** Dequantizes one weight row from its checkpoint bytes into fp32. */
 public final class WeightDecode {
-    private static final float[] E4M3 = Fp8.decodeTable();
-    private static final float[] E2M1 = Fp4.decodeTable();
+    private static final float[] E4M3 = Fp8E4m3.decodeTable();
+    private static final float[] E2M1 = Fp4E2m1.decodeTable();
 
     private WeightDecode() {
     }
@@ -33,7 +36,7 @@ public final class WeightDecode {
                               float[] dst, int dstOff, byte[] tmp) {
         MemorySegment.copy(w, ValueLayout.JAVA_BYTE, byteOff, tmp, 0, n);
         for (int b = 0; b < n; b += 128) {
-            float s = Fp8.decodeE8m0(scale.get(ValueLayout.JAVA_BYTE, scaleOff + b / 128));
+            float s = E8m0.decode(scale.get(ValueLayout.JAVA_BYTE, scaleOff + b / 128));
             int end = Math.min(n, b + 128);
             for (int i = b; i < end; i++) {
                 dst[dstOff + i] = E4M3[tmp[i] & 0xff] * s;
@@ -51,7 +54,7 @@ public final class WeightDecode {
                               float[] dst, int dstOff, byte[] tmp) {
         MemorySegment.copy(w, ValueLayout.JAVA_BYTE, byteOff, tmp, 0, n / 2);
         for (int b = 0; b < n; b += 32) {
-            float s = Fp8.decodeE8m0(scale.get(ValueLayout.JAVA_BYTE, scaleOff + b / 32));
+            float s = E8m0.decode(scale.get(ValueLayout.JAVA_BYTE, scaleOff + b / 32));
             for (int i = b; i < b + 32; i += 2) {
                 int v = tmp[i >> 1];
                 dst[dstOff + i] = E2M1[v & 0xf] * s;

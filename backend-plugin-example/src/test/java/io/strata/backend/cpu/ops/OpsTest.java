@@ -1,5 +1,10 @@
 package io.strata.backend.cpu.ops;
 
+import io.strata.model.format.ActivationQuant;
+import io.strata.model.format.E8m0;
+import io.strata.model.format.Fp4E2m1;
+import io.strata.model.format.Fp8E4m3;
+import io.strata.model.format.Bf16;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,31 +24,31 @@ class OpsTest {
 
     @Test
     void e4m3RoundsToNearestEvenIncludingSubnormals() {
-        assertThat(Fp8.roundE4m3(448f)).isEqualTo(448f);
-        assertThat(Fp8.roundE4m3(17f)).isEqualTo(16f);      // ulp 2 at [16,32): 8.5 → 8
-        assertThat(Fp8.roundE4m3(19f)).isEqualTo(20f);      // 9.5 → 10
-        assertThat(Fp8.roundE4m3(0x1p-10f)).isEqualTo(0f);  // half of the 2^-9 subnormal step, to even 0
-        assertThat(Fp8.roundE4m3(3 * 0x1p-10f)).isEqualTo(0x1p-8f);
-        assertThat(Fp8.roundE4m3(-0.3f)).isEqualTo(-0.3125f); // ulp 1/32 at [.25,.5): 9.6 → 10
+        assertThat(Fp8E4m3.round(448f)).isEqualTo(448f);
+        assertThat(Fp8E4m3.round(17f)).isEqualTo(16f);      // ulp 2 at [16,32): 8.5 → 8
+        assertThat(Fp8E4m3.round(19f)).isEqualTo(20f);      // 9.5 → 10
+        assertThat(Fp8E4m3.round(0x1p-10f)).isEqualTo(0f);  // half of the 2^-9 subnormal step, to even 0
+        assertThat(Fp8E4m3.round(3 * 0x1p-10f)).isEqualTo(0x1p-8f);
+        assertThat(Fp8E4m3.round(-0.3f)).isEqualTo(-0.3125f); // ulp 1/32 at [.25,.5): 9.6 → 10
         for (int b = 0; b < 256; b++) {
-            float v = Fp8.decode(b);
+            float v = Fp8E4m3.decode((byte) b);
             if (!Float.isNaN(v)) {
-                assertThat(Fp8.roundE4m3(v)).isEqualTo(v);
-                assertThat(Fp8.decode(Fp8.encodeE4m3(v))).isEqualTo(v);
+                assertThat(Fp8E4m3.round(v)).isEqualTo(v);
+                assertThat(Fp8E4m3.decode((byte) Fp8E4m3.encode(v))).isEqualTo(v);
             }
         }
-        assertThat(Fp8.decode(0x7e)).isEqualTo(448f);
-        assertThat(Fp8.decode(0x01)).isEqualTo(0x1p-9f);
+        assertThat(Fp8E4m3.decode((byte) 0x7e)).isEqualTo(448f);
+        assertThat(Fp8E4m3.decode((byte) 0x01)).isEqualTo(0x1p-9f);
     }
 
     @Test
     void ue8m0ScaleIsTheCeilingPowerOfTwo() {
-        assertThat(Fp8.pow2ScaleCeil(448f, 448f)).isEqualTo(1f);           // exact power stays
-        assertThat(Fp8.pow2ScaleCeil(Math.nextUp(448f), 448f)).isEqualTo(2f);
-        assertThat(Fp8.pow2ScaleCeil(3f, 448f)).isEqualTo(0x1p-7f);        // 3/448 = 2^-7.22
-        assertThat(Fp8.encodeE8m0(0x1p-7f)).isEqualTo(120);
-        assertThat(Fp8.decodeE8m0(127)).isEqualTo(1f);
-        assertThat(Float.isNaN(Fp8.decodeE8m0(0xff))).isTrue();
+        assertThat(E8m0.ceilPowerOfTwo(448f / 448f)).isEqualTo(1f);           // exact power stays
+        assertThat(E8m0.ceilPowerOfTwo(Math.nextUp(448f) / 448f)).isEqualTo(2f);
+        assertThat(E8m0.ceilPowerOfTwo(3f / 448f)).isEqualTo(0x1p-7f);        // 3/448 = 2^-7.22
+        assertThat(E8m0.encode(0x1p-7f)).isEqualTo((byte) 120);
+        assertThat(E8m0.decode((byte) 127)).isEqualTo(1f);
+        assertThat(Float.isNaN(E8m0.decode((byte) 0xff))).isTrue();
     }
 
     @Test
@@ -53,13 +58,13 @@ class OpsTest {
         x[1] = 0.3f;     // 38.4 → 40 → 0.3125
         x[2] = 1f;       // 128 exact
         x[3] = 1e-3f;    // 0.128 → e4m3 subnormal grid 2^-9·rint(65.5)=… 0.126953125 → ·2^-7
-        Fp8.actQuantInPlace(x, 0, 128, 128);
+        ActivationQuant.fp8RoundTrip(x, 0, 128, 128);
         assertThat(x[0]).isEqualTo(3f);
         assertThat(x[1]).isEqualTo(0.3125f);
         assertThat(x[2]).isEqualTo(1f);
-        assertThat(x[3]).isEqualTo(Fp8.roundE4m3(0.128f) * 0x1p-7f);
+        assertThat(x[3]).isEqualTo(Fp8E4m3.round(0.128f) * 0x1p-7f);
         float[] zeros = new float[64];
-        Fp8.actQuantInPlace(zeros, 0, 64, 64); // amax clamped to 1e-4, no NaN
+        ActivationQuant.fp8RoundTrip(zeros, 0, 64, 64); // amax clamped to 1e-4, no NaN
         assertThat(zeros).containsOnly(0f);
     }
 
@@ -68,10 +73,10 @@ class OpsTest {
         float[][] cases = {{0.25f, 0f}, {0.75f, 1f}, {1.25f, 1f}, {1.75f, 2f}, {2.5f, 2f}, {3.5f, 4f}, {5f, 4f},
             {-5f, -4f}, {5.01f, 6f}, {7f, 6f}, {0.26f, 0.5f}};
         for (float[] c : cases) {
-            assertThat(Fp4.roundE2m1(c[0])).as("e2m1(%s)", c[0]).isEqualTo(c[1]);
+            assertThat(Fp4E2m1.round(c[0])).as("e2m1(%s)", c[0]).isEqualTo(c[1]);
         }
         for (int n = 0; n < 16; n++) {
-            assertThat(Fp4.encode(Fp4.decode(n)) & 7).isEqualTo(n & 7);
+            assertThat(Fp4E2m1.encode(Fp4E2m1.decode(n)) & 7).isEqualTo(n & 7);
         }
     }
 
@@ -81,7 +86,7 @@ class OpsTest {
         x[0] = 12f;   // amax 12 → s = 2
         x[1] = 5f;    // 2.5 → 2 → 4
         x[2] = 1.4f;  // 0.7 → 0.5 → 1
-        Fp4.actQuantInPlace(x, 0, 32, 32);
+        ActivationQuant.fp4RoundTrip(x, 0, 32, 32);
         assertThat(x[0]).isEqualTo(12f);
         assertThat(x[1]).isEqualTo(4f);
         assertThat(x[2]).isEqualTo(1f);
