@@ -1,9 +1,9 @@
 package io.strata.platform.engine;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.model.ModelLoader;
 import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.config.ModelConfig;
-import io.strata.model.config.ModelConfigParser;
 import io.strata.platform.plugins.LoadedBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.tokenizer.ModelTokenizer;
@@ -27,8 +27,15 @@ import java.util.List;
 public class EngineConfiguration {
     private static final Logger log = LoggerFactory.getLogger(EngineConfiguration.class);
 
-    /** What was loaded from the checkpoint directory. */
-    record LoadedModel(Path dir, ModelConfig config, Checkpoint checkpoint, ModelTokenizer tokenizer, ModelCard card) {
+    /** What was loaded from the checkpoint directory: the validated weights, the tokenizer and the served card. */
+    record LoadedModel(Path dir, io.strata.model.LoadedModel weights, ModelTokenizer tokenizer, ModelCard card) {
+        ModelConfig config() {
+            return weights.config();
+        }
+
+        Checkpoint checkpoint() {
+            return weights.checkpoint();
+        }
     }
 
     @Bean(destroyMethod = "close")
@@ -68,37 +75,40 @@ public class EngineConfiguration {
         }
     }
 
+    /**
+     * Opens the directory through {@link ModelLoader}, which validates config.json and checks every tensor
+     * against the config's catalogue (all missing, unexpected and mismatched tensors in one message), then
+     * loads the tokenizer and fixes the served context length.
+     */
     static LoadedModel load(Path dir, ModelProperties props) {
-        ModelConfig config;
+        io.strata.model.LoadedModel weights;
         try {
-            config = ModelConfigParser.parse(dir.resolve("config.json"));
-        } catch (Exception e) {
-            throw new ModelLoadException("Cannot load model " + dir + ": config.json: " + e.getMessage(), e);
-        }
-        Checkpoint checkpoint;
-        try {
-            checkpoint = Checkpoint.open(dir);
+            weights = ModelLoader.load(dir);
         } catch (RuntimeException e) {
             throw new ModelLoadException("Cannot load model " + dir + ": " + e.getMessage(), e);
         }
-        ModelTokenizer tokenizer;
         try {
-            tokenizer = ModelTokenizer.load(dir);
+            ModelTokenizer tokenizer;
+            try {
+                tokenizer = ModelTokenizer.load(dir);
+            } catch (RuntimeException e) {
+                throw new ModelLoadException("Cannot load model " + dir + ": tokenizer: " + e.getMessage(), e);
+            }
+            ModelConfig config = weights.config();
+            long maxPos = config.maxPositionEmbeddings();
+            int maxModelLen = props.maxModelLen() != null ? props.maxModelLen() : (int) Math.min(maxPos, 8192);
+            if (maxModelLen > maxPos) {
+                throw new ModelLoadException("strata.model.max-model-len=" + maxModelLen + " exceeds the model's "
+                        + "max_position_embeddings=" + maxPos, null);
+            }
+            ModelCard card = new ModelCard(dir.getFileName().toString(), dir.toString(), maxModelLen,
+                    config.vocabSize(), System.currentTimeMillis() / 1000);
+            log.info("Loaded model {} from {} ({} tensors, vocab {}, max_model_len {})", card.id(), dir,
+                    weights.checkpoint().size(), config.vocabSize(), maxModelLen);
+            return new LoadedModel(dir, weights, tokenizer, card);
         } catch (RuntimeException e) {
-            checkpoint.close();
-            throw new ModelLoadException("Cannot load model " + dir + ": tokenizer: " + e.getMessage(), e);
+            weights.close();
+            throw e;
         }
-        long maxPos = config.maxPositionEmbeddings();
-        int maxModelLen = props.maxModelLen() != null ? props.maxModelLen() : (int) Math.min(maxPos, 8192);
-        if (maxModelLen > maxPos) {
-            checkpoint.close();
-            throw new ModelLoadException("strata.model.max-model-len=" + maxModelLen + " exceeds the model's "
-                    + "max_position_embeddings=" + maxPos, null);
-        }
-        ModelCard card = new ModelCard(dir.getFileName().toString(), dir.toString(), maxModelLen, config.vocabSize(),
-                System.currentTimeMillis() / 1000);
-        log.info("Loaded model {} from {} ({} tensors, vocab {}, max_model_len {})", card.id(), dir,
-                checkpoint.size(), config.vocabSize(), maxModelLen);
-        return new LoadedModel(dir, config, checkpoint, tokenizer, card);
     }
 }
