@@ -5,9 +5,9 @@ import java.util.Optional;
 
 /**
  * The operator settings the console edits. Values are stored as text in the {@code setting} table
- * under their property names and become those properties at the next start (see
- * {@link StoredSettingsEnvironment}), so the engine reads them exactly as if they were in
- * application.yml.
+ * under their property names, applied at once to the running engine and request log ({@link LiveSettings}),
+ * and become those properties at the next start (see {@link StoredSettingsEnvironment}), so the engine
+ * reads them exactly as if they were in application.yml.
  */
 public enum ConsoleSetting {
     MAX_NUM_SEQS("strata.scheduler.max-num-seqs", "Running sequences at most",

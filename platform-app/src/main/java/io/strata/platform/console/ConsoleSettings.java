@@ -1,6 +1,8 @@
 package io.strata.platform.console;
 
 import io.strata.platform.engine.EngineProperties;
+import io.strata.platform.engine.InferenceEngine;
+import io.strata.platform.engine.ServingEngine;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
@@ -19,24 +21,28 @@ import java.util.Map;
 /**
  * Saves the Settings page to the {@code setting} table and tells what each component runs with now.
  *
- * <p>The engine takes its scheduler and queue limits, and the request log its prompt-logging switch,
- * when they are built, so a saved value applies at the next start ({@link StoredSettingsEnvironment});
- * the page shows "restart to apply" while the running value differs. Each save also publishes
- * {@link Changed}, for any component that can take a value without a restart.
+ * <p>Each save publishes {@link Changed}; {@link LiveSettings} applies the values at once to the running
+ * engine (queue limits on the next submission, scheduler limits before the next step) and the request log
+ * (prompt logging). Saved values also become the properties of the next start
+ * ({@link StoredSettingsEnvironment}); the page shows "restart to apply" only while the running value still
+ * differs (no serving engine, or a command-line/environment value overrides the stored one).
  */
 @Service
 public class ConsoleSettings {
     private final JdbcClient jdbc;
     private final Environment env;
     private final ObjectProvider<EngineProperties> engineProps;
+    private final ObjectProvider<InferenceEngine> engine;
     private final ObjectProvider<RequestLogWriter> requestLog;
     private final ApplicationEventPublisher events;
 
     public ConsoleSettings(JdbcClient jdbc, Environment env, ObjectProvider<EngineProperties> engineProps,
-                           ObjectProvider<RequestLogWriter> requestLog, ApplicationEventPublisher events) {
+                           ObjectProvider<InferenceEngine> engine, ObjectProvider<RequestLogWriter> requestLog,
+                           ApplicationEventPublisher events) {
         this.jdbc = jdbc;
         this.env = env;
         this.engineProps = engineProps;
+        this.engine = engine;
         this.requestLog = requestLog;
         this.events = events;
     }
@@ -127,7 +133,8 @@ public class ConsoleSettings {
             RequestLogWriter w = requestLog.getIfAvailable();
             return w == null ? null : Boolean.toString(w.logPrompts());
         }
-        EngineProperties p = engineProps.getIfAvailable();
+        EngineProperties p = engine.getIfAvailable() instanceof ServingEngine serving ? serving.limits()
+                : engineProps.getIfAvailable();
         if (p == null) {
             return env.getProperty(s.property());
         }
@@ -141,7 +148,7 @@ public class ConsoleSettings {
     }
 
     /** Which higher-ranked property source sets this property at this moment, if any. */
-    private String overriddenBy(ConsoleSetting s, String saved) {
+    String overriddenBy(ConsoleSetting s, String saved) {
         if (saved == null || !(env instanceof org.springframework.core.env.ConfigurableEnvironment ce)) {
             return null;
         }

@@ -47,6 +47,11 @@ public record EngineProperties(Integer maxNumBatchedTokens, Integer maxNumSeqs, 
         }
     }
 
+    /** Most prompt positions one sequence computes in a step when it runs alone. */
+    public int chunkLimit() {
+        return longPrefillTokenThreshold > 0 ? Math.min(longPrefillTokenThreshold, maxNumBatchedTokens) : maxNumBatchedTokens;
+    }
+
     public boolean priorityPolicy() {
         return policy.equals("priority");
     }

@@ -21,10 +21,10 @@ import java.util.List;
  */
 final class Scheduler {
     private final KvCache kv;
-    private final int tokenBudget;
-    private final int maxNumSeqs;
+    private int tokenBudget;
+    private int maxNumSeqs;
     private final boolean priority;
-    private final int chunkCap;
+    private int chunkCap;
     private final Deque<Sequence> waiting = new ArrayDeque<>();
     private final List<Sequence> running = new ArrayList<>();
     private long preemptionsTotal;
@@ -55,9 +55,11 @@ final class Scheduler {
         }
     }
 
-    /** Most positions one sequence computes in a step when it runs alone. */
-    int chunkLimit() {
-        return Math.min(chunkCap, tokenBudget);
+    /** New limits from the next {@link #schedule()} on (engine thread only). */
+    void limits(int tokenBudget, int maxNumSeqs, int chunkCap) {
+        this.tokenBudget = tokenBudget;
+        this.maxNumSeqs = maxNumSeqs;
+        this.chunkCap = chunkCap > 0 ? chunkCap : Integer.MAX_VALUE;
     }
 
     int waitingCount() {

@@ -38,7 +38,10 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
 
     private final ModelCard model;
     private final TextCodec codec;
-    private final EngineProperties props;
+    private volatile EngineProperties props;
+    /** Limits saved while running, taken by the engine thread before its next step. */
+    private final java.util.concurrent.atomic.AtomicReference<EngineProperties> pendingLimits =
+            new java.util.concurrent.atomic.AtomicReference<>();
     private final KvCache kv;
     private final StepExecutor executor;
     private final Scheduler scheduler;
@@ -132,21 +135,22 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         if (!status.up() || !running) {
             throw new EngineUnavailableException("The engine is not serving: " + status.detail());
         }
+        EngineProperties limits = props;
         int prompt = request.promptTokens().length;
         int total = prompt + request.params().maxTokens();
-        if (!kv.canEverFit(total, scheduler.chunkLimit())) {
+        if (!kv.canEverFit(total, limits.chunkLimit())) {
             throw new io.strata.platform.engine.sampling.SamplingParameterException("max_tokens", "prompt + max_tokens = "
                     + total + " tokens is more than the KV cache of this server can hold for one sequence; lower max_tokens");
         }
-        if (queuedRequests.incrementAndGet() > props.maxQueuedRequests()) {
+        if (queuedRequests.incrementAndGet() > limits.maxQueuedRequests()) {
             queuedRequests.decrementAndGet();
-            throw new QueueFullException("The request queue is full (max-queued-requests=" + props.maxQueuedRequests()
+            throw new QueueFullException("The request queue is full (max-queued-requests=" + limits.maxQueuedRequests()
                     + "). Retry later.");
         }
-        if (queuedTokens.addAndGet(prompt) > props.maxQueuedTokens()) {
+        if (queuedTokens.addAndGet(prompt) > limits.maxQueuedTokens()) {
             queuedTokens.addAndGet(-prompt);
             queuedRequests.decrementAndGet();
-            throw new QueueFullException("The request queue is full (max-queued-tokens=" + props.maxQueuedTokens()
+            throw new QueueFullException("The request queue is full (max-queued-tokens=" + limits.maxQueuedTokens()
                     + " prompt tokens waiting). Retry later.");
         }
         long fallbackSeed;
@@ -176,9 +180,33 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         return submission;
     }
 
+    /** The limits in force (queue limits at once, scheduler limits from the next step after a change). */
+    public EngineProperties limits() {
+        return props;
+    }
+
+    /**
+     * Applies new limits while serving: the queue limits to the next submission, the scheduler's step
+     * budget, {@code max-num-seqs} and chunk cap on the engine thread before its next step (running
+     * sequences keep their pages; a lower {@code max-num-seqs} only stops admissions until enough finish).
+     * The scheduling policy is fixed at start.
+     */
+    public void applyLimits(EngineProperties newLimits) {
+        if (!newLimits.policy().equals(props.policy())) {
+            throw new IllegalArgumentException("strata.scheduler.policy cannot change while serving");
+        }
+        props = newLimits;
+        pendingLimits.set(newLimits);
+        LockSupport.unpark(thread);
+    }
+
     private void loop() {
         while (running) {
             try {
+                EngineProperties limits = pendingLimits.getAndSet(null);
+                if (limits != null) {
+                    scheduler.limits(limits.maxNumBatchedTokens(), limits.maxNumSeqs(), limits.longPrefillTokenThreshold());
+                }
                 drainInbox();
                 if (scheduler.idle()) {
                     publishGauges();

@@ -24,7 +24,7 @@ public class RequestLogWriter implements AutoCloseable {
     private static final int ERROR_MAX = 2000;
 
     private final JdbcClient jdbc;
-    private final boolean logPrompts;
+    private volatile boolean logPrompts;
     private final BlockingQueue<RequestLogEntry> queue = new ArrayBlockingQueue<>(10_000);
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
@@ -40,6 +40,11 @@ public class RequestLogWriter implements AutoCloseable {
     /** Whether prompt text may be stored ({@code strata.log-prompts}). */
     public boolean logPrompts() {
         return logPrompts;
+    }
+
+    /** Switches prompt logging for requests logged from now on (the console's Settings page). */
+    public void logPrompts(boolean on) {
+        logPrompts = on;
     }
 
     public void log(RequestLogEntry entry) {

@@ -67,6 +67,10 @@ class ConsoleBrowserTest {
     int port;
     @Autowired
     JdbcClient jdbc;
+    @Autowired
+    io.strata.platform.engine.ServingEngine engine;
+    @Autowired
+    io.strata.platform.requestlog.RequestLogWriter requestLog;
 
     static Browser browser;
     final HttpClient http = HttpClient.newHttpClient();
@@ -240,8 +244,11 @@ class ConsoleBrowserTest {
         b.waitForText(By.id("notice"), "strata.scheduler.max-queued-requests=777");
         WebElement row = b.find(By.id("setting-max-queued-requests"));
         assertThat(b.find(By.id("max-queued-requests")).getAttribute("value")).isEqualTo("777");
-        assertThat(row.findElement(By.className("running-value")).getText()).isEqualTo("1024");
-        assertThat(row.findElement(By.className("setting-status")).getText()).contains("applies at restart");
+        // applied to the running engine and request log at once, no restart
+        assertThat(row.findElement(By.className("running-value")).getText()).isEqualTo("777");
+        assertThat(row.findElement(By.className("setting-status")).getText()).contains("saved, applied");
+        assertThat(engine.limits().maxQueuedRequests()).isEqualTo(777);
+        assertThat(requestLog.logPrompts()).isTrue();
         assertThat(jdbc.sql("SELECT setting_value FROM setting WHERE setting_key = 'strata.scheduler.max-queued-requests'")
                 .query(String.class).single()).isEqualTo("777");
         assertThat(jdbc.sql("SELECT setting_value FROM setting WHERE setting_key = 'strata.log-prompts'")

@@ -56,9 +56,7 @@ class ServingEngineTest {
 
     private void start(double sequencesOf1024, EngineProperties props) {
         // the exact peak of one 1,024-token sequence under this scheduler's chunking
-        int chunk = props.longPrefillTokenThreshold() > 0
-                ? Math.min(props.longPrefillTokenThreshold(), props.maxNumBatchedTokens()) : props.maxNumBatchedTokens();
-        long[] d = new KvCacheManager(layout, new KvPoolSizes(0, 0, 0), true).peakDemand(1024, chunk);
+        long[] d = new KvCacheManager(layout, new KvPoolSizes(0, 0, 0), true).peakDemand(1024, props.chunkLimit());
         KvPoolSizes sizes = new KvPoolSizes((int) Math.ceil(d[0] * sequencesOf1024), (int) Math.ceil(d[1] * sequencesOf1024),
                 (int) Math.ceil(d[2] * sequencesOf1024));
         kv = new ManagedKvCache(new KvCacheManager(layout, sizes, true));
@@ -108,6 +106,39 @@ class ServingEngineTest {
         }
         assertThat(engine.inFlight()).isZero();
         assertThat(engine.kvUsage().allFreeOrCached()).as(engine.kvUsage().toString()).isTrue();
+    }
+
+    @Test
+    void limitsSavedWhileServingApplyWithoutRestart() throws Exception {
+        start(4, new EngineProperties(512, 8, 100, 1_000_000L, "fcfs"));
+        int[] p = prompt("def fib(n):");
+        // queue limit: applies to the next submission
+        engine.applyLimits(new EngineProperties(512, 8, 1, 1_000_000L, "fcfs"));
+        InferenceEngine.Submission first = engine.submit(new GenerationRequest("q1", p, greedy(300), 0, null));
+        assertThatThrownBy(() -> engine.submit(new GenerationRequest("q2", p, greedy(5), 0, null)))
+                .isInstanceOf(QueueFullException.class).hasMessageContaining("max-queued-requests=1");
+        first.abort();
+        awaitNoLeak();
+        // scheduler limit: from the next step on, at most one sequence runs
+        engine.applyLimits(new EngineProperties(512, 1, 100, 1_000_000L, "fcfs"));
+        assertThat(engine.limits().maxNumSeqs()).isEqualTo(1);
+        executor.stepDelay(2);
+        List<InferenceEngine.Submission> subs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            subs.add(engine.submit(new GenerationRequest("s" + i, p, greedy(40), 0, "salt" + i)));
+        }
+        int maxRunning = 0;
+        while (engine.inFlight() > 0) {
+            maxRunning = Math.max(maxRunning, engine.runningCount());
+            Thread.sleep(1);
+        }
+        for (InferenceEngine.Submission s : subs) {
+            assertThat(collect(s).finished().reason()).isEqualTo(FinishReason.LENGTH);
+        }
+        assertThat(maxRunning).isEqualTo(1);
+        assertThatThrownBy(() -> engine.applyLimits(new EngineProperties(512, 1, 100, 1_000_000L, "priority")))
+                .hasMessageContaining("policy");
+        awaitNoLeak();
     }
 
     @Test
