@@ -1,5 +1,6 @@
 package io.strata.backend.cpu;
 
+import io.strata.backend.cpu.model.LogitStats;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
@@ -63,7 +64,7 @@ class PagedFp8Test {
             }
             assertThat(Arrays.mismatch(runs[0], runs[1])).as("first differing logit, chunked vs one-shot").isEqualTo(-1);
             float[] ref = Arrays.copyOf(expected.tensor("seq0.logits").toFloatArray(), (decode + 1) * config.vocabSize());
-            Stats s = Stats.of(runs[0], ref, decode + 1, config.vocabSize());
+            LogitStats s = LogitStats.of(runs[0], ref, decode + 1, config.vocabSize());
             System.out.println("paged fp8 seq0 (first " + (decode + 1) + " rows): " + s);
             assertThat(s.median()).isLessThanOrEqualTo(0.26);
             assertThat(s.argmaxAgreement()).isGreaterThanOrEqualTo(0.5);

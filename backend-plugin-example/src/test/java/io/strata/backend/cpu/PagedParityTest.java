@@ -1,5 +1,6 @@
 package io.strata.backend.cpu;
 
+import io.strata.backend.cpu.model.LogitStats;
 import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
@@ -126,8 +127,8 @@ class PagedParityTest {
         }
     }
 
-    static Stats check(Driver d, int seq, String what) {
-        Stats s = Stats.of(d.collected(), reference(seq), d.tokens.length - d.prompt + 1, config.vocabSize());
+    static LogitStats check(Driver d, int seq, String what) {
+        LogitStats s = LogitStats.of(d.collected(), reference(seq), d.tokens.length - d.prompt + 1, config.vocabSize());
         System.out.println("paged " + what + " seq" + seq + ": " + s);
         return s;
     }
@@ -167,7 +168,7 @@ class PagedParityTest {
             for (int seq = 0; seq < 2; seq++) {
                 Driver d = new Driver(seq, seq, chunk, p.tables(tokens(seq).length));
                 run(List.of(d));
-                Stats s = check(d, seq, "chunk " + chunk);
+                LogitStats s = check(d, seq, "chunk " + chunk);
                 assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
                 // pages are lossless and every row's arithmetic is independent of the chunking: same bits
                 assertSameBits(d.collected(), whole[seq], "chunk " + chunk + " seq " + seq + " vs one-shot");
@@ -204,7 +205,7 @@ class PagedParityTest {
         Driver a = new Driver(1, 0, 128, p.tables(tokens(0).length));
         Driver b = new Driver(2, 1, 128, p.tables(tokens(1).length));
         run(List.of(a, b));
-        for (Stats s : List.of(check(a, 0, "batched"), check(b, 1, "batched"))) {
+        for (LogitStats s : List.of(check(a, 0, "batched"), check(b, 1, "batched"))) {
             assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
         }
         assertSameBits(a.collected(), oneShot(0), "batched seq 0 vs alone");
@@ -240,7 +241,7 @@ class PagedParityTest {
         second.done = hit;
         second.sharedPrefix = hit;
         run(List.of(second));
-        Stats s = check(second, 0, "prefix hit at 256");
+        LogitStats s = check(second, 0, "prefix hit at 256");
         assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
         float[] whole = oneShot(0);
         assertSameBits(second.collected(), whole, "prefix hit vs computed from scratch");
@@ -267,7 +268,7 @@ class PagedParityTest {
         second.sharedPrefix = hit;
         second.windowFloor = second.done;
         run(List.of(second));
-        Stats s = check(second, 0, "recompute window before 256");
+        LogitStats s = check(second, 0, "recompute window before 256");
         assertThat(s.median()).isLessThan(0.05);
         assertThat(s.argmaxAgreement()).isGreaterThan(0.85);
     }

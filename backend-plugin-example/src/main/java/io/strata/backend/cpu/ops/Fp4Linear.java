@@ -1,6 +1,5 @@
 package io.strata.backend.cpu.ops;
 
-import io.strata.model.format.ActivationQuant;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -8,37 +7,13 @@ import java.lang.foreign.MemorySegment;
  * and 32 inputs: the routed experts. The activation is FP8-quantized per 128 first, as the reference's
  * {@code fp4_gemm} path does; output is bf16.
  */
-public final class Fp4Linear extends BlockedLinear {
-    private final MemorySegment w;
-    private final MemorySegment scale;
-    private float[] xq = new float[0];
+public final class Fp4Linear extends QuantizedLinear {
 
     public Fp4Linear(MemorySegment w, MemorySegment scale, int out, int in) {
-        super(out, in);
+        super(w, scale, out, in, true);
         if (w.byteSize() != (long) out * in / 2 || scale.byteSize() != (long) out * (in / 32)) {
             throw new IllegalArgumentException("FP4 weight/scale sizes do not match [" + out + ", " + in + "]");
         }
-        this.w = w;
-        this.scale = scale;
-    }
-
-    @Override
-    public long weightBytes() {
-        return w.byteSize() + scale.byteSize();
-    }
-
-    @Override
-    boolean roundOutput() {
-        return true;
-    }
-
-    public void row(int n, float[] dst, byte[] tmp) {
-        decodeRow(n, dst, 0, tmp);
-    }
-
-    @Override
-    boolean hasFusedDot() {
-        return VectorDecode.supports(in);
     }
 
     @Override
@@ -54,17 +29,5 @@ public final class Fp4Linear extends BlockedLinear {
         } else {
             WeightDecode.fp4Row(w, (long) n * in / 2, scale, (long) n * (in / 32), in, dst, dstOff, tmp);
         }
-    }
-
-    @Override
-    public synchronized void forward(float[] x, int rows, float[] y) {
-        if (xq.length < rows * in) {
-            xq = new float[rows * in];
-        }
-        System.arraycopy(x, 0, xq, 0, rows * in);
-        for (int r = 0; r < rows; r++) {
-            ActivationQuant.fp8RoundTrip(xq, r * in, in, 128);
-        }
-        gemm(xq, rows, y);
     }
 }

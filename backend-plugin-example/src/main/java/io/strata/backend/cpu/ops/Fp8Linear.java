@@ -1,6 +1,5 @@
 package io.strata.backend.cpu.ops;
 
-import io.strata.model.format.ActivationQuant;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -10,42 +9,15 @@ import java.lang.foreign.MemorySegment;
  * sums up to summation order. Without it, this is {@code wo_a}: dequantized to bf16 by the converter
  * and used in a bf16 einsum. Output is bf16.
  */
-public final class Fp8Linear extends BlockedLinear {
-    private final MemorySegment w;
-    private final MemorySegment scale;
+public final class Fp8Linear extends QuantizedLinear {
     private final int scaleCols;
-    private final boolean quantizeInput;
-    private float[] xq = new float[0];
 
     public Fp8Linear(MemorySegment w, MemorySegment scale, int out, int in, boolean quantizeInput) {
-        super(out, in);
+        super(w, scale, out, in, quantizeInput);
         this.scaleCols = (in + 127) / 128;
         if (w.byteSize() != (long) out * in || scale.byteSize() != (long) ((out + 127) / 128) * scaleCols) {
             throw new IllegalArgumentException("FP8 weight/scale sizes do not match [" + out + ", " + in + "]");
         }
-        this.w = w;
-        this.scale = scale;
-        this.quantizeInput = quantizeInput;
-    }
-
-    @Override
-    public long weightBytes() {
-        return w.byteSize() + scale.byteSize();
-    }
-
-    @Override
-    boolean roundOutput() {
-        return true;
-    }
-
-    /** Row {@code n}, dequantized to fp32. */
-    public void row(int n, float[] dst, byte[] tmp) {
-        decodeRow(n, dst, 0, tmp);
-    }
-
-    @Override
-    boolean hasFusedDot() {
-        return VectorDecode.supports(in);
     }
 
     @Override
@@ -61,21 +33,5 @@ public final class Fp8Linear extends BlockedLinear {
         } else {
             WeightDecode.fp8Row(w, (long) n * in, scale, (long) (n / 128) * scaleCols, in, dst, dstOff, tmp);
         }
-    }
-
-    @Override
-    public synchronized void forward(float[] x, int rows, float[] y) {
-        float[] a = x;
-        if (quantizeInput) {
-            if (xq.length < rows * in) {
-                xq = new float[rows * in];
-            }
-            System.arraycopy(x, 0, xq, 0, rows * in);
-            for (int r = 0; r < rows; r++) {
-                ActivationQuant.fp8RoundTrip(xq, r * in, in, 128);
-            }
-            a = xq;
-        }
-        gemm(a, rows, y);
     }
 }

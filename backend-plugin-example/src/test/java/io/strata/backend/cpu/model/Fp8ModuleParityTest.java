@@ -2,8 +2,6 @@ package io.strata.backend.cpu.model;
 
 import io.strata.backend.cpu.kv.LayerCache;
 import io.strata.model.checkpoint.Tensor;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -16,17 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * outputs of every layer's attention, MoE and gate during the 300-token prefill of sequence 0, and the
  * statistical end-to-end check.
  */
-class Fp8ModuleParityTest {
-    static Fixture fx;
-
-    @BeforeAll
-    static void open() throws Exception {
-        fx = Fixture.open("dsv4-tiny-fp8");
-    }
-
-    @AfterAll
-    static void close() {
-        fx.close();
+class Fp8ModuleParityTest extends FixtureTest {
+    Fp8ModuleParityTest() {
+        super("dsv4-tiny-fp8");
     }
 
     /** Share of tokens whose output row is within {@code tol} relative (L2) of the reference. */

@@ -1,7 +1,5 @@
 package io.strata.backend.cpu.model;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,17 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * dsv4-tiny-stable, one block at a time: block k gets the reference's output of block k-1 at every
  * position (prompt and decoded tokens) and must reproduce the reference's output of block k.
  */
-class LayerIsolationTest {
-    static Fixture fx;
-
-    @BeforeAll
-    static void open() throws Exception {
-        fx = Fixture.open("dsv4-tiny-stable");
-    }
-
-    @AfterAll
-    static void close() {
-        fx.close();
+class LayerIsolationTest extends FixtureTest {
+    LayerIsolationTest() {
+        super("dsv4-tiny-stable");
     }
 
     @Test

@@ -3,9 +3,9 @@ package io.strata.backend.cpu.model;
 import java.util.Arrays;
 
 /** Row-wise comparison of logits against the reference: the fixtures README's metrics. */
-record LogitStats(int rows, double median, double p90, double fracBelow010, double argmaxAgreement, double row0) {
+public record LogitStats(int rows, double median, double p90, double fracBelow010, double argmaxAgreement, double row0) {
 
-    static LogitStats of(float[] ours, float[] ref, int rows, int vocab) {
+    public static LogitStats of(float[] ours, float[] ref, int rows, int vocab) {
         double[] err = new double[rows];
         int agree = 0;
         for (int r = 0; r < rows; r++) {
@@ -39,7 +39,7 @@ record LogitStats(int rows, double median, double p90, double fracBelow010, doub
     }
 
     /** The dsv4-tiny-stable acceptance criteria. */
-    boolean meetsStableCriteria() {
+    public boolean meetsStableCriteria() {
         return median <= 0.03 && p90 <= 0.05 && fracBelow010 >= 0.93 && argmaxAgreement >= 0.92 && row0 <= 0.05;
     }
 

@@ -2,8 +2,6 @@ package io.strata.backend.cpu.model;
 
 import io.strata.backend.cpu.kv.LayerCache;
 import io.strata.model.checkpoint.Tensor;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -11,17 +9,9 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** End-to-end parity on dsv4-tiny-stable: one-shot prefill then teacher-forced decode. */
-class StableParityTest {
-    static Fixture fx;
-
-    @BeforeAll
-    static void open() throws Exception {
-        fx = Fixture.open("dsv4-tiny-stable");
-    }
-
-    @AfterAll
-    static void close() {
-        fx.close();
+class StableParityTest extends FixtureTest {
+    StableParityTest() {
+        super("dsv4-tiny-stable");
     }
 
     /** Prefill tokens[0:P] at once, then one token at a time; logits as the fixture's rows. */
