@@ -11,7 +11,6 @@ import io.strata.platform.engine.InferenceEngine;
 import io.strata.platform.engine.ModelCard;
 import io.strata.platform.engine.TextCodec;
 import io.strata.platform.engine.sampling.SampledToken;
-import io.strata.platform.engine.sampling.SamplingParameterException;
 import io.strata.platform.engine.sampling.SamplingParams;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.springframework.http.HttpStatus;
@@ -55,28 +54,17 @@ public class ChatCompletionsController {
     @PostMapping(path = "/v1/chat/completions", consumes = MediaType.APPLICATION_JSON_VALUE)
     Mono<Void> chat(@RequestBody String body, ServerWebExchange exchange) {
         RequestTrace trace = new RequestTrace(requestLog, exchange, "chatcmpl-", "/v1/chat/completions");
-        try {
-            return run(body, exchange, trace);
-        } catch (ApiException e) {
-            trace.failure(e.status().value(), e.getMessage());
-            throw e;
-        } catch (RuntimeException e) {
-            trace.failure(e instanceof SamplingParameterException ? 400 : 503, e.getMessage());
-            throw e;
-        }
+        return trace.guard(() -> run(body, exchange, trace));
     }
 
     private Mono<Void> run(String body, ServerWebExchange exchange, RequestTrace trace) {
-        RequestFields f = new RequestFields(CompletionsController.parse(json, body));
+        RequestFields f = RequestFields.parse(json, body);
         ModelCard card = models.resolve(f.string("model", null));
         String modelName = models.servedName();
         trace.model(modelName);
         ChatPromptBuilder.ChatPrompt prompt = prompts.build(f);
         trace.prompt(prompt.text(), prompt.ids().length);
-        int n = f.integer("n", 1);
-        if (n < 1 || n > 128) {
-            throw ApiException.invalid("n", "n must be in [1, 128], got " + n);
-        }
+        int n = f.choiceCount();
         boolean stream = f.bool("stream", false);
         boolean includeUsage = StreamOptions.includeUsage(f, stream);
         boolean logprobs = f.bool("logprobs", false);
@@ -101,32 +89,11 @@ public class ChatCompletionsController {
                 f.integer("priority", 0), f.string("cache_salt", null)).doOnNext(e -> trace.observe(e.event()));
         ChatAssembler assembler = new ChatAssembler(trace.id(), created, modelName, engine.codec(), n, prompt,
                 params.promptLogprobs() != null, prompt.ids().length).withMode(prompt.mode());
-        if (stream) {
-            Flux<byte[]> out = assembler.stream(events, includeUsage, sse)
-                    .doOnComplete(() -> {
-                        if (assembler.failure == null) {
-                            trace.success();
-                        } else {
-                            trace.failure(500, assembler.failure.getMessage());
-                        }
-                    })
-                    .doOnCancel(trace::aborted);
-            return sse.write(exchange.getResponse(), out);
-        }
-        return assembler.collect(events)
-                .doOnCancel(trace::aborted)
-                .flatMap(response -> {
-                    if (assembler.failure != null) {
-                        trace.failure(assembler.failure.status().value(), assembler.failure.getMessage());
-                        return Mono.error(assembler.failure);
-                    }
-                    trace.success();
-                    return sse.writeJson(exchange.getResponse(), response);
-                });
+        return assembler.respond(events, stream, includeUsage, sse, trace, exchange.getResponse());
     }
 
     /** Per-choice parsing state and response building. */
-    static final class ChatAssembler {
+    static final class ChatAssembler implements ChoiceAssembler<ChatCompletionResponse> {
         private final String id;
         private final long created;
         private final String model;
@@ -184,7 +151,13 @@ public class ChatCompletionsController {
             }
         }
 
-        Mono<ChatCompletionResponse> collect(Flux<ChoiceEvent> events) {
+        @Override
+        public ApiException failure() {
+            return failure;
+        }
+
+        @Override
+        public Mono<ChatCompletionResponse> collect(Flux<ChoiceEvent> events) {
             return events.doOnNext(ev -> {
                 ChoiceState c = choices[ev.index()];
                 switch (ev.event()) {
@@ -233,7 +206,8 @@ public class ChatCompletionsController {
             return this;
         }
 
-        Flux<byte[]> stream(Flux<ChoiceEvent> events, boolean includeUsage, SseWriter sse) {
+        @Override
+        public Flux<byte[]> stream(Flux<ChoiceEvent> events, boolean includeUsage, SseWriter sse) {
             Flux<byte[]> body = events.concatMap(ev -> {
                 int i = ev.index();
                 ChoiceState c = choices[i];

@@ -14,8 +14,6 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import tools.jackson.core.JacksonException;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 import java.util.ArrayList;
@@ -44,19 +42,11 @@ public class CompletionsController {
     @PostMapping(path = "/v1/completions", consumes = MediaType.APPLICATION_JSON_VALUE)
     Mono<Void> completions(@RequestBody String body, ServerWebExchange exchange) {
         RequestTrace trace = new RequestTrace(requestLog, exchange, "cmpl-", "/v1/completions");
-        try {
-            return run(body, exchange, trace);
-        } catch (ApiException e) {
-            trace.failure(e.status().value(), e.getMessage());
-            throw e;
-        } catch (RuntimeException e) {
-            trace.failure(e instanceof io.strata.platform.engine.sampling.SamplingParameterException ? 400 : 503, e.getMessage());
-            throw e;
-        }
+        return trace.guard(() -> run(body, exchange, trace));
     }
 
     private Mono<Void> run(String body, ServerWebExchange exchange, RequestTrace trace) {
-        RequestFields f = new RequestFields(parse(json, body));
+        RequestFields f = RequestFields.parse(json, body);
         ModelCard card = models.resolve(f.string("model", null));
         String modelName = models.servedName();
         trace.model(modelName);
@@ -66,10 +56,7 @@ public class CompletionsController {
         if (f.has("suffix")) {
             throw ApiException.invalid("suffix", "suffix is not supported by this model");
         }
-        int n = f.integer("n", 1);
-        if (n < 1 || n > 128) {
-            throw ApiException.invalid("n", "n must be in [1, 128], got " + n);
-        }
+        int n = f.choiceCount();
         if (f.has("best_of") && f.integer("best_of", n) != n) {
             throw ApiException.invalid("best_of", "best_of is not supported (must equal n)");
         }
@@ -90,29 +77,7 @@ public class CompletionsController {
                 f.integer("priority", 0), f.string("cache_salt", null)).doOnNext(e -> trace.observe(e.event()));
         CompletionAssembler assembler = new CompletionAssembler(trace.id(), created, modelName, codec, n, echo,
                 prompt.text(), logprobs != null, params.promptLogprobs() != null, prompt.ids().length);
-        if (stream) {
-            Flux<byte[]> out = assembler.stream(events, includeUsage, sse)
-                    .doOnComplete(() -> {
-                        if (assembler.failure() == null) {
-                            trace.success();
-                        } else {
-                            trace.failure(500, assembler.failure().getMessage());
-                        }
-                    })
-                    .doOnCancel(trace::aborted);
-            return sse.write(exchange.getResponse(), out);
-        }
-        return assembler.collect(events)
-                .doOnCancel(trace::aborted)
-                .flatMap(response -> {
-                    ApiException failure = assembler.failure();
-                    if (failure != null) {
-                        trace.failure(failure.status().value(), failure.getMessage());
-                        return Mono.error(failure);
-                    }
-                    trace.success();
-                    return sse.writeJson(exchange.getResponse(), response);
-                });
+        return assembler.respond(events, stream, includeUsage, sse, trace, exchange.getResponse());
     }
 
     private static SamplingParams withPromptLogprobs(SamplingParams p, int n) {
@@ -121,19 +86,8 @@ public class CompletionsController {
                 p.ignoreEos(), p.logprobs(), n, p.includeStopStrInOutput(), p.skipSpecialTokens());
     }
 
-    static JsonNode parse(ObjectMapper json, String body) {
-        if (body == null || body.isBlank()) {
-            throw ApiException.invalid(null, "Request body is empty; expected a JSON object");
-        }
-        try {
-            return json.readTree(body);
-        } catch (JacksonException e) {
-            throw ApiException.invalid(null, "Request body is not valid JSON: " + e.getOriginalMessage());
-        }
-    }
-
     /** Builds responses and stream chunks from the choices' events. */
-    static final class CompletionAssembler {
+    static final class CompletionAssembler implements ChoiceAssembler<CompletionResponse> {
         private final String id;
         private final long created;
         private final String model;
@@ -163,7 +117,8 @@ public class CompletionsController {
             this.promptTokens = promptTokens;
         }
 
-        ApiException failure() {
+        @Override
+        public ApiException failure() {
             return failure;
         }
 
@@ -179,7 +134,8 @@ public class CompletionsController {
             return Usage.of(promptTokens, completion, cached);
         }
 
-        Mono<CompletionResponse> collect(Flux<ChoiceEvent> events) {
+        @Override
+        public Mono<CompletionResponse> collect(Flux<ChoiceEvent> events) {
             LogprobEntries.CompletionLogprobs[] lps = new LogprobEntries.CompletionLogprobs[choices.length];
             return events.doOnNext(ev -> {
                 ChoiceState c = choices[ev.index()];
@@ -222,7 +178,8 @@ public class CompletionsController {
             }));
         }
 
-        Flux<byte[]> stream(Flux<ChoiceEvent> events, boolean includeUsage, SseWriter sse) {
+        @Override
+        public Flux<byte[]> stream(Flux<ChoiceEvent> events, boolean includeUsage, SseWriter sse) {
             Flux<byte[]> body = events.concatMap(ev -> {
                 ChoiceState c = choices[ev.index()];
                 return switch (ev.event()) {

@@ -1,6 +1,8 @@
 package io.strata.platform.api;
 
+import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +19,27 @@ final class RequestFields {
             throw ApiException.invalid(null, "Request body must be a JSON object");
         }
         this.body = body;
+    }
+
+    /** Parses a request body; an empty body or invalid JSON is a 400 saying so. */
+    static RequestFields parse(ObjectMapper json, String body) {
+        if (body == null || body.isBlank()) {
+            throw ApiException.invalid(null, "Request body is empty; expected a JSON object");
+        }
+        try {
+            return new RequestFields(json.readTree(body));
+        } catch (JacksonException e) {
+            throw ApiException.invalid(null, "Request body is not valid JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    /** {@code n}: how many choices to generate, 1 by default, at most 128. */
+    int choiceCount() {
+        int n = integer("n", 1);
+        if (n < 1 || n > 128) {
+            throw ApiException.invalid("n", "n must be in [1, 128], got " + n);
+        }
+        return n;
     }
 
     JsonNode raw(String name) {

@@ -1,13 +1,16 @@
 package io.strata.platform.api;
 
 import io.strata.platform.engine.GenerationEvent;
+import io.strata.platform.engine.sampling.SamplingParameterException;
 import io.strata.platform.keys.ApiKeyAuthFilter;
 import io.strata.platform.requestlog.RequestLogEntry;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Mono;
 
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /** Collects what the request log needs while one API request runs, and writes it once at the end. */
 final class RequestTrace {
@@ -33,6 +36,22 @@ final class RequestTrace {
         this.endpoint = endpoint;
         Object key = exchange.getAttribute(ApiKeyAuthFilter.KEY_ID_ATTRIBUTE);
         this.apiKeyId = key instanceof Long l ? l : null;
+    }
+
+    /**
+     * Runs the synchronous part of a request (parsing, validation, submission); a failure there is logged
+     * as the request's outcome (400 for bad input, 503 when the engine cannot take it) and rethrown.
+     */
+    Mono<Void> guard(Supplier<Mono<Void>> run) {
+        try {
+            return run.get();
+        } catch (ApiException e) {
+            failure(e.status().value(), e.getMessage());
+            throw e;
+        } catch (RuntimeException e) {
+            failure(e instanceof SamplingParameterException ? 400 : 503, e.getMessage());
+            throw e;
+        }
     }
 
     String id() {

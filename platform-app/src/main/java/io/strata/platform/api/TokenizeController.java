@@ -39,7 +39,7 @@ public class TokenizeController {
 
     @PostMapping(path = "/tokenize", consumes = MediaType.APPLICATION_JSON_VALUE)
     TokenizeResponse tokenize(@RequestBody String body) {
-        RequestFields f = new RequestFields(CompletionsController.parse(json, body));
+        RequestFields f = RequestFields.parse(json, body);
         ModelCard card = models.resolve(f.string("model", null));
         TextCodec codec = engine.codec();
         int[] ids;
@@ -65,7 +65,7 @@ public class TokenizeController {
 
     @PostMapping(path = "/detokenize", consumes = MediaType.APPLICATION_JSON_VALUE)
     DetokenizeResponse detokenize(@RequestBody String body) {
-        RequestFields f = new RequestFields(CompletionsController.parse(json, body));
+        RequestFields f = RequestFields.parse(json, body);
         ModelCard card = models.resolve(f.string("model", null));
         JsonNode tokens = f.raw("tokens");
         if (tokens == null || !tokens.isArray()) {
