@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -21,7 +20,7 @@ import tools.jackson.databind.JsonNode;
  * index must agree with the shards exactly (no tensor missing from its shard, none unlisted, none in two
  * shards). Closing unmaps everything.
  */
-public final class Checkpoint implements AutoCloseable {
+public final class Checkpoint implements TensorSet, AutoCloseable {
 
     public static final String INDEX_FILE = "model.safetensors.index.json";
     public static final String SINGLE_FILE = "model.safetensors";
@@ -136,20 +135,14 @@ public final class Checkpoint implements AutoCloseable {
     }
 
     /** Every tensor by name, sorted. */
+    @Override
     public SortedMap<String, Tensor> tensors() {
         return tensors;
     }
 
-    public Optional<Tensor> find(String name) {
-        return Optional.ofNullable(tensors.get(name));
-    }
-
-    public Tensor tensor(String name) {
-        Tensor t = tensors.get(name);
-        if (t == null) {
-            throw new CheckpointException(directory.toString(), name, "no such tensor in the checkpoint");
-        }
-        return t;
+    @Override
+    public CheckpointException noSuchTensor(String name) {
+        return new CheckpointException(directory.toString(), name, "no such tensor in the checkpoint");
     }
 
     public int size() {

@@ -17,7 +17,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SequencedMap;
 
 import tools.jackson.core.JacksonException;
@@ -34,7 +33,7 @@ import tools.jackson.databind.json.JsonMapper;
  * the file is opened — sizes, bounds, overlaps — so a {@link Tensor} handed out is always in range.
  * Closing releases the mapping; tensors from a closed file throw on access instead of crashing.
  */
-public final class SafetensorsFile implements AutoCloseable {
+public final class SafetensorsFile implements TensorSet, AutoCloseable {
 
     /** The reference implementation refuses headers above 100 MB; so do we. */
     public static final long MAX_HEADER_BYTES = 100L * 1024 * 1024;
@@ -241,20 +240,14 @@ public final class SafetensorsFile implements AutoCloseable {
     }
 
     /** Tensors in header order. */
+    @Override
     public SequencedMap<String, Tensor> tensors() {
         return tensors;
     }
 
-    public Optional<Tensor> find(String name) {
-        return Optional.ofNullable(tensors.get(name));
-    }
-
-    public Tensor tensor(String name) {
-        Tensor t = tensors.get(name);
-        if (t == null) {
-            throw new CheckpointException(path.toString(), name, "no such tensor in this file");
-        }
-        return t;
+    @Override
+    public CheckpointException noSuchTensor(String name) {
+        return new CheckpointException(path.toString(), name, "no such tensor in this file");
     }
 
     public Map<String, String> metadata() {
