@@ -1,5 +1,6 @@
 package io.strata.platform.admin;
 
+import io.strata.platform.config.PlatformHome;
 import io.strata.platform.config.TestPlatform;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.plugins.PluginJars;
@@ -28,14 +29,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class AdminConsoleBrowserTest {
-    static final Path HOME = tempHome();
+    static final PlatformHome HOME = PlatformHome.temp("strata-console-");
 
     @DynamicPropertySource
     static void platformHome(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(HOME.resolve("plugins"));
-        registry.add("strata.plugins.dir", () -> HOME.resolve("plugins").toString());
-        registry.add("strata.db.path", () -> HOME.resolve("db/strata").toString());
-        registry.add("strata.admin.initial-password", () -> TestPlatform.ADMIN_PASSWORD);
+        HOME.register(registry);
         registry.add("strata.plugins.max-upload-size", () -> "1MB");
     }
 
@@ -165,13 +163,5 @@ class AdminConsoleBrowserTest {
             b.waitFor(By.id("card-backends"));
         }
         return b;
-    }
-
-    private static Path tempHome() {
-        try {
-            return Files.createTempDirectory("strata-console-");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -1,6 +1,5 @@
 package io.strata.platform.config;
 
-import io.strata.platform.plugins.PluginJars;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -11,7 +10,6 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,14 +17,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The whole application starts on a fresh database and plugins folder and reports itself healthy. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class PlatformStartupTest {
-    static final Path HOME = tempHome();
+    static final PlatformHome HOME = PlatformHome.temp("strata-startup-");
 
     @DynamicPropertySource
     static void platformHome(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(HOME.resolve("plugins"));
-        registry.add("strata.plugins.dir", () -> HOME.resolve("plugins").toString());
-        registry.add("strata.db.path", () -> HOME.resolve("db/strata").toString());
-        registry.add("strata.admin.initial-password", () -> TestPlatform.ADMIN_PASSWORD);
+        HOME.register(registry);
     }
 
     @LocalServerPort
@@ -67,13 +62,5 @@ class PlatformStartupTest {
     @Test
     void theDatabaseIsTheConfiguredFileMigratedByFlyway() {
         assertThat(Files.exists(HOME.resolve("db/strata.mv.db"))).isTrue();
-    }
-
-    private static Path tempHome() {
-        try {
-            return Files.createTempDirectory("strata-startup-");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -1,8 +1,8 @@
 package io.strata.platform.security;
 
+import io.strata.platform.config.PlatformHome;
 import io.strata.platform.config.TestPlatform;
 import io.strata.platform.plugins.PluginHost;
-import io.strata.platform.plugins.PluginJars;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -18,8 +18,6 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.reactive.function.BodyInserters;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,14 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Who may reach what, over real HTTP: the console needs a login, CSRF guards every change. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class ConsoleSecurityTest {
-    static final Path HOME = tempHome();
+    static final PlatformHome HOME = PlatformHome.temp("strata-security-");
 
     @DynamicPropertySource
     static void platformHome(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(HOME.resolve("plugins"));
-        registry.add("strata.plugins.dir", () -> HOME.resolve("plugins").toString());
-        registry.add("strata.db.path", () -> HOME.resolve("db/strata").toString());
-        registry.add("strata.admin.initial-password", () -> TestPlatform.ADMIN_PASSWORD);
+        HOME.register(registry);
     }
 
     @LocalServerPort
@@ -142,13 +137,5 @@ class ConsoleSecurityTest {
                 .exchange()
                 .expectStatus().isOk()
                 .expectBody().jsonPath("$.state").isEqualTo("STARTED");
-    }
-
-    private static Path tempHome() {
-        try {
-            return Files.createTempDirectory("strata-security-");
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }
