@@ -46,8 +46,7 @@ class CpuBackendEndToEndTest {
 
     @DynamicPropertySource
     static void plugins(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(PLUGINS);
-        registry.add("strata.plugins.dir", PLUGINS::toString);
+        PluginJars.serveBuiltPlugins(registry, PLUGINS);
     }
 
     @LocalServerPort

@@ -28,8 +28,7 @@ public record PlatformHome(Path dir) {
 
     /** Copies the built plugins in and points the platform's plugins folder, database and admin password here. */
     public void register(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(dir.resolve("plugins"));
-        registry.add("strata.plugins.dir", () -> dir.resolve("plugins").toString());
+        PluginJars.serveBuiltPlugins(registry, dir.resolve("plugins"));
         registry.add("strata.db.path", () -> dir.resolve("db/strata").toString());
         registry.add("strata.admin.initial-password", () -> TestPlatform.ADMIN_PASSWORD);
     }

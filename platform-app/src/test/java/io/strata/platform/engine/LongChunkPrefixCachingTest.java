@@ -38,8 +38,7 @@ class LongChunkPrefixCachingTest {
 
     @DynamicPropertySource
     static void plugins(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(PLUGINS);
-        registry.add("strata.plugins.dir", PLUGINS::toString);
+        PluginJars.serveBuiltPlugins(registry, PLUGINS);
     }
 
     @LocalServerPort

@@ -2,6 +2,7 @@ package io.strata.platform.plugins;
 
 import io.strata.spi.BackendProvider;
 import org.pf4j.ExtensionPoint;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -49,6 +50,12 @@ public final class PluginJars {
     }
 
     /** Copies the CPU (example) and CUDA plugin jars into {@code dir}. */
+    /** For a {@code @DynamicPropertySource}: copies the built plugins into {@code dir} and serves them from there. */
+    public static void serveBuiltPlugins(DynamicPropertyRegistry registry, Path dir) throws IOException {
+        copyBuiltPlugins(dir);
+        registry.add("strata.plugins.dir", dir::toString);
+    }
+
     public static void copyBuiltPlugins(Path dir) throws IOException {
         Files.createDirectories(dir);
         for (String artifact : List.of("backend-plugin-example", "backend-cuda")) {
