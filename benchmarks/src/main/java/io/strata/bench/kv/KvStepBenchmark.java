@@ -129,7 +129,8 @@ public class KvStepBenchmark {
 
         @Setup(Level.Iteration)
         public void setUp() {
-            long[] d = KvPoolSizes.demand(FLASH, (long) chunk * CHUNKS);
+            // the exact peak of one request prefilled in chunks of this size (boundary windows included)
+            long[] d = new KvCacheManager(FLASH, new KvPoolSizes(0, 0, 0), true).peakDemand((long) chunk * CHUNKS, chunk);
             manager = new KvCacheManager(FLASH, new KvPoolSizes(Math.toIntExact(2 * d[0]), Math.toIntExact(2 * d[1]),
                     Math.toIntExact(2 * d[2])), true);
             prompt = new SplittableRandom(7).ints(chunk * CHUNKS, 0, 129_280).toArray();

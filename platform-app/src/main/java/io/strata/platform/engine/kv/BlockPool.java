@@ -22,6 +22,8 @@ final class BlockPool {
     private static final int PREV = 2;
     private static final int NEXT = 3;
     private final CacheKey[] keys;
+    /** Fingerprint of each page's key, 0 when it caches nothing: eviction needs no walk to the key objects. */
+    private final long[] fingerprints;
     private final PageIndex index;
     private final long[] inUseByGroup;
     private final int head;
@@ -36,6 +38,7 @@ final class BlockPool {
         this.capacity = capacity;
         this.meta = new int[4 * (capacity + 1)];
         this.keys = new CacheKey[capacity];
+        this.fingerprints = new long[capacity];
         this.index = new PageIndex(capacity);
         this.inUseByGroup = new long[groups];
         this.head = capacity;
@@ -96,8 +99,10 @@ final class BlockPool {
         }
         unlink(p);
         free--;
-        if (keys[p] != null) {
-            index.remove(keys[p], p);
+        long fp = fingerprints[p];
+        if (fp != 0) {
+            index.remove(fp, p);
+            fingerprints[p] = 0;
             keys[p] = null;
             cachedFree--;
         }
@@ -130,11 +135,13 @@ final class BlockPool {
 
     /** Publishes a used page's content under {@code key}; ignored if another page already holds it. */
     void publish(int page, CacheKey key) {
-        if (keys[page] != null || meta[4 * page + REFS] == 0) {
+        if (fingerprints[page] != 0 || meta[4 * page + REFS] == 0) {
             return;
         }
-        if (index.putIfAbsent(key, page, keys)) {
+        long fp = PageIndex.fingerprint(key);
+        if (index.putIfAbsent(key, fp, page, keys)) {
             keys[page] = key;
+            fingerprints[page] = fp;
         }
     }
 
@@ -148,7 +155,7 @@ final class BlockPool {
         }
         inUseByGroup[meta[4 * page + OWNER]]--;
         free++;
-        if (keys[page] != null) {
+        if (fingerprints[page] != 0) {
             cachedFree++;
             linkBefore(page, head);
         } else {
