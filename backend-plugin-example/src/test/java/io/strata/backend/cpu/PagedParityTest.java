@@ -212,6 +212,27 @@ class PagedParityTest {
         assertSameBits(b.collected(), oneShot(1), "batched seq 1 vs alone");
     }
 
+    /**
+     * {@code tables} with {@code first}'s compressed pages up to {@code hit} shared, and with {@code windows}
+     * also its window/state pages of the last window before {@code hit}: what a prefix-cache hit hands over.
+     */
+    private int[][] tablesSharing(int[][] tables, Driver first, int hit, boolean windows) {
+        for (KindGroup g : layout.groups()) {
+            var k = layout.kindOf(g);
+            if (k.kind().compressed()) {
+                for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
+                    tables[g.id()][v] = first.tables[g.id()][v];
+                }
+            } else if (windows) {
+                long lo = k.window().windowStart(hit);
+                for (long v = k.pageIndex(Math.max(0, lo)); lo < hit && v <= k.pageIndex(hit - 1); v++) {
+                    tables[g.id()][(int) v] = first.tables[g.id()][(int) v];
+                }
+            }
+        }
+        return tables;
+    }
+
     @Test
     void resumingFromAPrefixHitAt256MeetsTheCriteria() {
         TestPages p = pages();
@@ -223,20 +244,7 @@ class PagedParityTest {
         exec.execute(new StepBatch(List.of(c)));
         int hit = 256;
         // second request: compressed pages of block 0 shared; window/state pages of the last window before 256 shared
-        int[][] tables = p.tables(tokens.length);
-        for (KindGroup g : layout.groups()) {
-            var k = layout.kindOf(g);
-            if (k.kind().compressed()) {
-                for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
-                    tables[g.id()][v] = first.tables[g.id()][v];
-                }
-            } else {
-                long lo = k.window().windowStart(hit);
-                for (long v = k.pageIndex(Math.max(0, lo)); lo < hit && v <= k.pageIndex(hit - 1); v++) {
-                    tables[g.id()][(int) v] = first.tables[g.id()][(int) v];
-                }
-            }
-        }
+        int[][] tables = tablesSharing(p.tables(tokens.length), first, hit, true);
         Driver second = new Driver(11, 0, 300, tables);
         second.done = hit;
         second.sharedPrefix = hit;
@@ -254,15 +262,7 @@ class PagedParityTest {
         Driver first = new Driver(20, 0, 300, p.tables(tokens.length));
         exec.execute(new StepBatch(List.of(first.next())));
         int hit = 256;
-        int[][] tables = p.tables(tokens.length);
-        for (KindGroup g : layout.groups()) {
-            var k = layout.kindOf(g);
-            if (k.kind().compressed()) {
-                for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
-                    tables[g.id()][v] = first.tables[g.id()][v];
-                }
-            }
-        }
+        int[][] tables = tablesSharing(p.tables(tokens.length), first, hit, false);
         Driver second = new Driver(21, 0, 300, tables);
         second.done = hit - config.attention().slidingWindow();
         second.sharedPrefix = hit;
