@@ -38,17 +38,9 @@ public final class Logprobs {
         int filled = 0;
         for (int i = 0; i < vocab; i++) {
             float v = logits[offset + i];
-            if (filled < k) {
-                int j = filled++;
-                while (j > 0 && vals[j - 1] < v) {
-                    vals[j] = vals[j - 1];
-                    ids[j] = ids[j - 1];
-                    j--;
-                }
-                vals[j] = v;
-                ids[j] = i;
-            } else if (v > vals[k - 1]) {
-                int j = k - 1;
+            if (filled < k || v > vals[k - 1]) {
+                // insertion into the sorted top-k: a new slot while filling, then replacing the smallest
+                int j = filled < k ? filled++ : k - 1;
                 while (j > 0 && vals[j - 1] < v) {
                     vals[j] = vals[j - 1];
                     ids[j] = ids[j - 1];
