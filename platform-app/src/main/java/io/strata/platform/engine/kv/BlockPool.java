@@ -13,17 +13,20 @@ final class BlockPool {
     private final PageBucket bucket;
     private final int capacity;
     /**
-     * Per page {@code [refs, owner, prev, next]} side by side, so touching a page costs one cache line
-     * rather than four; the free-list sentinel is page {@code capacity}.
+     * Per page {@code [refs, owner, prev, next, fingerprint low, fingerprint high, -, -]} side by side (32 B,
+     * two pages per cache line), so touching a page, and checking or dropping what it caches, costs one cache
+     * line rather than several; the free-list sentinel is page {@code capacity}. The fingerprint is that of
+     * the page's {@link CacheKey} in the prefix index, 0 when it caches nothing.
      */
     private final int[] meta;
+    private static final int S = 8;
+    private static final int FP_LO = 4;
+    private static final int FP_HI = 5;
     private static final int REFS = 0;
     private static final int OWNER = 1;
     private static final int PREV = 2;
     private static final int NEXT = 3;
     private final CacheKey[] keys;
-    /** Fingerprint of each page's key, 0 when it caches nothing: eviction needs no walk to the key objects. */
-    private final long[] fingerprints;
     private final PageIndex index;
     private final long[] inUseByGroup;
     private final int head;
@@ -36,14 +39,13 @@ final class BlockPool {
         }
         this.bucket = bucket;
         this.capacity = capacity;
-        this.meta = new int[4 * (capacity + 1)];
+        this.meta = new int[S * (capacity + 1)];
         this.keys = new CacheKey[capacity];
-        this.fingerprints = new long[capacity];
         this.index = new PageIndex(capacity);
         this.inUseByGroup = new long[groups];
         this.head = capacity;
         for (int p = 0; p <= capacity; p++) {
-            meta[4 * p + OWNER] = -1;
+            meta[S * p + OWNER] = -1;
         }
         set(head, PREV, head);
         set(head, NEXT, head);
@@ -80,11 +82,11 @@ final class BlockPool {
     }
 
     int refs(int page) {
-        return meta[4 * page + REFS];
+        return meta[S * page + REFS];
     }
 
     int owner(int page) {
-        return meta[4 * page + OWNER];
+        return meta[S * page + OWNER];
     }
 
     CacheKey key(int page) {
@@ -93,21 +95,21 @@ final class BlockPool {
 
     /** Pops the front free page for {@code group}, evicting what it cached; -1 when none is free. */
     int allocate(int group) {
-        int p = meta[4 * head + NEXT];
+        int p = meta[S * head + NEXT];
         if (p == head) {
             return -1;
         }
         unlink(p);
         free--;
-        long fp = fingerprints[p];
+        long fp = fingerprint(p);
         if (fp != 0) {
             index.remove(fp, p);
-            fingerprints[p] = 0;
+            fingerprint(p, 0);
             keys[p] = null;
             cachedFree--;
         }
-        meta[4 * p + REFS] = 1;
-        meta[4 * p + OWNER] = group;
+        meta[S * p + REFS] = 1;
+        meta[S * p + OWNER] = group;
         inUseByGroup[group]++;
         return p;
     }
@@ -119,69 +121,78 @@ final class BlockPool {
 
     /** Whether a hit on this page would take it off the free list. */
     boolean evictable(int page) {
-        return meta[4 * page + REFS] == 0;
+        return meta[S * page + REFS] == 0;
     }
 
     /** Adds a reference to a cached page (a prefix hit), reviving it from the free list if needed. */
     void touch(int page) {
-        if (meta[4 * page + REFS] == 0) {
+        if (meta[S * page + REFS] == 0) {
             unlink(page);
             free--;
             cachedFree--;
-            inUseByGroup[meta[4 * page + OWNER]]++;
+            inUseByGroup[meta[S * page + OWNER]]++;
         }
-        meta[4 * page + REFS]++;
+        meta[S * page + REFS]++;
     }
 
     /** Publishes a used page's content under {@code key}; ignored if another page already holds it. */
     void publish(int page, CacheKey key) {
-        if (fingerprints[page] != 0 || meta[4 * page + REFS] == 0) {
+        if (fingerprint(page) != 0 || meta[S * page + REFS] == 0) {
             return;
         }
         long fp = PageIndex.fingerprint(key);
         if (index.putIfAbsent(key, fp, page, keys)) {
             keys[page] = key;
-            fingerprints[page] = fp;
+            fingerprint(page, fp);
         }
     }
 
     /** Drops one reference; at zero the page returns to the free list (cached pages to the back). */
     void release(int page) {
-        if (meta[4 * page + REFS] <= 0) {
+        if (meta[S * page + REFS] <= 0) {
             throw new IllegalStateException(bucket + " page " + page + " released while free (double free)");
         }
-        if (--meta[4 * page + REFS] > 0) {
+        if (--meta[S * page + REFS] > 0) {
             return;
         }
-        inUseByGroup[meta[4 * page + OWNER]]--;
+        inUseByGroup[meta[S * page + OWNER]]--;
         free++;
-        if (fingerprints[page] != 0) {
+        if (fingerprint(page) != 0) {
             cachedFree++;
             linkBefore(page, head);
         } else {
-            meta[4 * page + OWNER] = -1;
-            linkBefore(page, meta[4 * head + NEXT]);
+            meta[S * page + OWNER] = -1;
+            linkBefore(page, meta[S * head + NEXT]);
         }
     }
 
+    private long fingerprint(int page) {
+        return ((long) meta[S * page + FP_HI] << 32) | (meta[S * page + FP_LO] & 0xFFFF_FFFFL);
+    }
+
+    private void fingerprint(int page, long fp) {
+        meta[S * page + FP_LO] = (int) fp;
+        meta[S * page + FP_HI] = (int) (fp >>> 32);
+    }
+
     private void set(int page, int field, int value) {
-        meta[4 * page + field] = value;
+        meta[S * page + field] = value;
     }
 
     private void unlink(int p) {
-        int before = meta[4 * p + PREV];
-        int after = meta[4 * p + NEXT];
-        meta[4 * before + NEXT] = after;
-        meta[4 * after + PREV] = before;
-        meta[4 * p + PREV] = -1;
-        meta[4 * p + NEXT] = -1;
+        int before = meta[S * p + PREV];
+        int after = meta[S * p + NEXT];
+        meta[S * before + NEXT] = after;
+        meta[S * after + PREV] = before;
+        meta[S * p + PREV] = -1;
+        meta[S * p + NEXT] = -1;
     }
 
     private void linkBefore(int p, int at) {
-        int before = meta[4 * at + PREV];
-        meta[4 * before + NEXT] = p;
-        meta[4 * p + PREV] = before;
-        meta[4 * p + NEXT] = at;
-        meta[4 * at + PREV] = p;
+        int before = meta[S * at + PREV];
+        meta[S * before + NEXT] = p;
+        meta[S * p + PREV] = before;
+        meta[S * p + NEXT] = at;
+        meta[S * at + PREV] = p;
     }
 }
