@@ -5,8 +5,7 @@ import io.strata.platform.config.TestPlatform;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.plugins.PluginJars;
 import io.strata.platform.web.Browser;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.strata.platform.web.BrowserTest;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -28,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Screenshots go to platform-app/target/screenshots/.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class AdminConsoleBrowserTest {
+class AdminConsoleBrowserTest extends BrowserTest {
     static final PlatformHome HOME = PlatformHome.temp("strata-console-");
 
     @DynamicPropertySource
@@ -41,22 +40,6 @@ class AdminConsoleBrowserTest {
     int port;
     @Autowired
     PluginHost host;
-
-    static Browser browser;
-
-    @BeforeAll
-    static void checkBrowser() {
-        assertThat(Browser.installed())
-                .as("chromium and chromium-driver must be installed (apt-get install -y chromium chromium-driver)")
-                .isTrue();
-    }
-
-    @AfterAll
-    static void closeBrowser() {
-        if (browser != null) {
-            browser.close();
-        }
-    }
 
     private Browser browser() {
         if (browser == null) {

@@ -1,11 +1,10 @@
 package io.strata.platform.console;
 
 import io.strata.platform.config.TestPlatform;
-import io.strata.platform.plugins.PluginJars;
+import io.strata.platform.config.PlatformHome;
 import io.strata.platform.web.Browser;
-import org.junit.jupiter.api.AfterAll;
+import io.strata.platform.web.BrowserTest;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -30,8 +29,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,16 +48,13 @@ import static org.assertj.core.api.Assertions.assertThat;
         properties = {"strata.api.auth=none", "strata.model.path=no-such-model", "strata.model.on-load-failure=console-only"})
 @Import(ConsoleTestEngine.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ConsoleBrowserTest {
-    static final Path HOME = tempHome();
+class ConsoleBrowserTest extends BrowserTest {
+    static final PlatformHome HOME = PlatformHome.temp("strata-console-test");
     static final int PREFIX = 512;
 
     @DynamicPropertySource
     static void platformHome(DynamicPropertyRegistry registry) throws IOException {
-        PluginJars.copyBuiltPlugins(HOME.resolve("plugins"));
-        registry.add("strata.plugins.dir", () -> HOME.resolve("plugins").toString());
-        registry.add("strata.db.path", () -> HOME.resolve("db/strata").toString());
-        registry.add("strata.admin.initial-password", () -> TestPlatform.ADMIN_PASSWORD);
+        HOME.register(registry);
     }
 
     @LocalServerPort
@@ -72,22 +66,7 @@ class ConsoleBrowserTest {
     @Autowired
     io.strata.platform.requestlog.RequestLogWriter requestLog;
 
-    static Browser browser;
     final HttpClient http = HttpClient.newHttpClient();
-
-    @BeforeAll
-    static void checkBrowser() {
-        assertThat(Browser.installed())
-                .as("chromium and chromium-driver must be installed (apt-get install -y chromium chromium-driver)")
-                .isTrue();
-    }
-
-    @AfterAll
-    static void closeBrowser() {
-        if (browser != null) {
-            browser.close();
-        }
-    }
 
     @AfterEach
     void noConsoleErrors() {
@@ -337,13 +316,5 @@ class ConsoleBrowserTest {
     private static double percent(String text) {
         String t = text.replace("%", "").trim();
         return t.isEmpty() || t.equals("–") ? 0 : Double.parseDouble(t);
-    }
-
-    private static Path tempHome() {
-        try {
-            return Files.createTempDirectory("strata-console-test");
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }
