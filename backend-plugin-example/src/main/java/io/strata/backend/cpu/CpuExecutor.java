@@ -94,8 +94,7 @@ public final class CpuExecutor implements ModelExecutor {
             rowStart[i] = lr;
             LayerCache[] caches = new LayerCache[model.blocks().size()];
             for (int l = 0; l < caches.length; l++) {
-                caches[l] = new PagedLayerCache(pools, l, model.config().compressRatios().get(l), c.blockTables(),
-                    c.requestId());
+                caches[l] = new PagedLayerCache(pools, l, model.config().compressRatios().get(l), c);
             }
             System.arraycopy(c.tokens(), 0, tokens, row, c.tokens().length);
             for (int r : c.logitRows()) {

@@ -10,6 +10,7 @@ import io.strata.model.checkpoint.SafetensorsFile;
 import io.strata.model.config.ModelConfig;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.ModelExecutor;
+import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 import org.junit.jupiter.api.Test;
@@ -53,7 +54,7 @@ class PagedFp8Test {
                     int len = done < prompt ? Math.min(chunks[k], prompt - done) : 1;
                     boolean want = done + len >= prompt;
                     var r = exec.execute(new StepBatch(List.of(new SequenceChunk(k, Arrays.copyOfRange(tokens, done,
-                        done + len), done, tables, 0, 0, want ? new int[]{len - 1} : new int[0]))));
+                        done + len), done, BlockTable.fromZero(tables), 0, 0, want ? new int[]{len - 1} : new int[0]))));
                     if (want && row <= decode) {
                         System.arraycopy(r.logits(), 0, out, row * vocab, vocab);
                         row++;

@@ -12,6 +12,7 @@ import io.strata.model.checkpoint.SafetensorsFile;
 import io.strata.model.config.ModelConfig;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.ModelExecutor;
+import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 import io.strata.spi.exec.StepResult;
@@ -95,7 +96,7 @@ class PagedParityTest {
             int[] t = Arrays.copyOfRange(tokens, done, done + len);
             boolean wantLogits = done + len >= prompt;
             int floor = Math.min(windowFloor, done);
-            return new SequenceChunk(id, t, done, tables, sharedPrefix, floor, wantLogits ? new int[]{len - 1} : new int[0]);
+            return new SequenceChunk(id, t, done, BlockTable.fromZero(tables), sharedPrefix, floor, wantLogits ? new int[]{len - 1} : new int[0]);
         }
 
         void advance(SequenceChunk c, StepResult r, int index) {
@@ -279,7 +280,7 @@ class PagedParityTest {
         TestPages p = pages();
         int[] tokens = tokens(1);
         int[][] tables = p.tables(tokens.length);
-        StepResult r = exec.execute(new StepBatch(List.of(SequenceChunk.of(5, Arrays.copyOf(tokens, 200), 0, tables))));
+        StepResult r = exec.execute(new StepBatch(List.of(SequenceChunk.of(5, Arrays.copyOf(tokens, 200), 0, BlockTable.fromZero(tables)))));
         var model = ((CpuExecutor) exec).model();
         List<io.strata.backend.cpu.kv.LayerCache> dense = new ArrayList<>();
         for (int l = 0; l < config.numHiddenLayers(); l++) {

@@ -17,7 +17,7 @@ package io.strata.spi.exec;
  * @param tokens             token ids of the chunk
  * @param startPosition      native position of {@code tokens[0]}
  * @param blockTables        per {@link io.strata.kv.KindGroup#id()}: virtual page index → physical page
- *                           (row) in that group's bucket; -1 = unmapped
+ *                           (row) in that group's bucket ({@link BlockTable#page}); -1 = unmapped
  * @param sharedPrefixPositions compressed entries covering positions below this are shared prefix-cache
  *                           pages: read them, never write them (0 when nothing is shared)
  * @param windowFloor        lowest position whose window KV / compressor state exists; raw window rows and
@@ -27,7 +27,7 @@ package io.strata.spi.exec;
  * @param logitRows          indices into {@code tokens} (ascending) whose next-token logits are wanted;
  *                           typically the last one, or none for an intermediate prefill chunk
  */
-public record SequenceChunk(long requestId, int[] tokens, int startPosition, int[][] blockTables,
+public record SequenceChunk(long requestId, int[] tokens, int startPosition, BlockTable[] blockTables,
                             int sharedPrefixPositions, int windowFloor, int[] logitRows) {
     public SequenceChunk {
         if (tokens.length == 0) {
@@ -45,8 +45,13 @@ public record SequenceChunk(long requestId, int[] tokens, int startPosition, int
     }
 
     /** A chunk that wants the logits of its last token, nothing shared, full window available. */
-    public static SequenceChunk of(long requestId, int[] tokens, int startPosition, int[][] blockTables) {
+    public static SequenceChunk of(long requestId, int[] tokens, int startPosition, BlockTable[] blockTables) {
         return new SequenceChunk(requestId, tokens, startPosition, blockTables, 0, 0, new int[]{tokens.length - 1});
+    }
+
+    /** Physical page of a group's virtual page, or -1 when the step's tables do not map it. */
+    public int page(int group, long virtualPage) {
+        return group < blockTables.length && blockTables[group] != null ? blockTables[group].page(virtualPage) : -1;
     }
 
     public int endPosition() {

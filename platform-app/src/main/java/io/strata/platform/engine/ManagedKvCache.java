@@ -6,6 +6,7 @@ import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.kv.PageTable;
 import io.strata.platform.engine.kv.PrefixMatch;
+import io.strata.spi.exec.BlockTable;
 
 /** The engine's view of the hybrid {@link KvCacheManager}: one {@link KvRequest} per sequence. */
 public final class ManagedKvCache implements KvCache {
@@ -101,22 +102,16 @@ public final class ManagedKvCache implements KvCache {
     }
 
     /**
-     * Block tables of a sequence in the execution SPI's shape: per kind group, virtual page index →
-     * physical page, -1 where no page is held.
+     * Block tables of a sequence in the execution SPI's shape: per kind group, the held pages from the
+     * table's base on, so a window group's table stays window-sized however long the context.
      */
-    int[][] blockTables(Sequence seq) {
+    BlockTable[] blockTables(Sequence seq) {
         KvRequest r = request(seq);
         int groups = manager.layout().groups().size();
-        int[][] out = new int[groups][];
+        BlockTable[] out = new BlockTable[groups];
         for (int g = 0; g < groups; g++) {
             PageTable t = r.table(g);
-            int base = Math.toIntExact(t.base());
-            int[] row = new int[base + t.size()];
-            java.util.Arrays.fill(row, 0, base, -1);
-            for (int i = 0; i < t.size(); i++) {
-                row[base + i] = t.at(i);
-            }
-            out[g] = row;
+            out[g] = new BlockTable(Math.toIntExact(t.base()), t.toArray());
         }
         return out;
     }

@@ -10,6 +10,7 @@ import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.config.ModelConfig;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.ModelExecutor;
+import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 
@@ -102,7 +103,7 @@ public final class CpuBenchmark {
     }
 
     /** Prefill {@code prefill} tokens in one chunk, then {@code decode} single-token steps; returns tok/s. */
-    static double[] sequence(ModelExecutor exec, int[] tokens, int[][] tables, int prefill, int decode, long id) {
+    static double[] sequence(ModelExecutor exec, int[] tokens, BlockTable[] tables, int prefill, int decode, long id) {
         long t0 = System.nanoTime();
         long c0 = cpuNanos();
         exec.execute(new StepBatch(List.of(SequenceChunk.of(id, java.util.Arrays.copyOf(tokens, prefill), 0, tables))));
@@ -127,7 +128,7 @@ public final class CpuBenchmark {
         int prompt = 32;
         int steps = 16;
         exec.allocateKv(layout, PageTables.pagesNeeded(layout, positions, sequences));
-        int[][][] tables = new int[sequences][][];
+        BlockTable[][] tables = new BlockTable[sequences][];
         List<SequenceChunk> prefill = new java.util.ArrayList<>();
         for (int s = 0; s < sequences; s++) {
             tables[s] = PageTables.tables(layout, positions, s);

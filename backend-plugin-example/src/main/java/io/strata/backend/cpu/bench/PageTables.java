@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.bench;
 
+import io.strata.spi.exec.BlockTable;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.PageBucket;
@@ -30,7 +31,7 @@ final class PageTables {
     }
 
     /** Block tables for sequence {@code index} of {@code positions}, pages laid out sequence after sequence. */
-    static int[][] tables(KvLayout layout, int positions, int index) {
+    static BlockTable[] tables(KvLayout layout, int positions, int index) {
         Map<PageBucket, Integer> next = new EnumMap<>(PageBucket.class);
         Map<PageBucket, Integer> before = pagesNeeded(layout, positions, index);
         int[][] t = new int[layout.groups().size()][];
@@ -41,6 +42,6 @@ final class PageTables {
                 t[g.id()][v] = before.get(g.bucket()) + next.merge(g.bucket(), 1, Integer::sum) - 1;
             }
         }
-        return t;
+        return BlockTable.fromZero(t);
     }
 }

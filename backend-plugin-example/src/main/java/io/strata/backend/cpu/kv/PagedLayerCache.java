@@ -4,6 +4,7 @@ import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KindLayout;
 import io.strata.kv.KvLayout;
+import io.strata.spi.exec.SequenceChunk;
 
 import java.lang.foreign.MemorySegment;
 
@@ -16,7 +17,7 @@ public final class PagedLayerCache implements LayerCache {
     private final KvPoolSet pools;
     private final KvLayout layout;
     private final int layer;
-    private final int[][] tables;
+    private final SequenceChunk chunk;
     private final long requestId;
     private final int headDim;
     private final int ropeDim;
@@ -31,12 +32,12 @@ public final class PagedLayerCache implements LayerCache {
     private record Slot(KindLayout kind, KindGroup group, MemorySegment pool) {
     }
 
-    public PagedLayerCache(KvPoolSet pools, int layer, int ratio, int[][] blockTables, long requestId) {
+    public PagedLayerCache(KvPoolSet pools, int layer, int ratio, SequenceChunk chunk) {
         this.pools = pools;
         this.layout = pools.layout();
         this.layer = layer;
-        this.tables = blockTables;
-        this.requestId = requestId;
+        this.chunk = chunk;
+        this.requestId = chunk.requestId();
         this.headDim = layout.shape().headDim();
         this.ropeDim = layout.shape().ropeHeadDim();
         this.indexDim = layout.shape().indexerHeadDim();
@@ -59,8 +60,7 @@ public final class PagedLayerCache implements LayerCache {
 
     private int page(Slot s, long position) {
         long v = s.kind.pageIndex(position);
-        int[] table = s.group.id() < tables.length ? tables[s.group.id()] : null;
-        int p = table != null && v < table.length ? table[(int) v] : -1;
+        int p = chunk.page(s.group.id(), v);
         if (p < 0) {
             throw new IllegalArgumentException("request " + requestId + ": position " + position + " of "
                 + s.kind.kind() + " (layer " + layer + ") maps to virtual page " + v + ", which its block table "
@@ -80,9 +80,7 @@ public final class PagedLayerCache implements LayerCache {
     }
 
     private boolean mapped(Slot s, int pos) {
-        long v = s.kind.pageIndex(pos);
-        int[] table = s.group.id() < tables.length ? tables[s.group.id()] : null;
-        return table != null && v < table.length && table[(int) v] >= 0;
+        return chunk.page(s.group.id(), s.kind.pageIndex(pos)) >= 0;
     }
 
     private long data(Slot s, long position) {

@@ -38,6 +38,11 @@ public final class PageTable {
         return i < 0 || i >= size ? -1 : pages[(int) i];
     }
 
+    /** A copy of the entries from {@link #base()} on. */
+    public int[] toArray() {
+        return Arrays.copyOf(pages, size);
+    }
+
     void reset(long newBase) {
         base = newBase;
         size = 0;
