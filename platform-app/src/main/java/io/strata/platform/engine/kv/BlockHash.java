@@ -42,7 +42,7 @@ public record BlockHash(long a, long b, long c, long d) {
         return new BlockHash(bb.getLong(), bb.getLong(), bb.getLong(), bb.getLong());
     }
 
-    private static MessageDigest sha256() {
+    static MessageDigest sha256() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {

@@ -6,17 +6,23 @@ import io.strata.kv.PageBucket;
  * The pages of one bucket. Free pages sit in an intrusive doubly linked list (O(1) pop, unlink, push);
  * pages without cached content go to the front so they are reused first, cached ones to the back in
  * release order, so the least recently released cached page is evicted first. Eviction is lazy: a cached
- * page keeps its key until it is popped for reuse, and can be revived by a prefix hit until then.
+ * page keeps its content until it is popped for reuse, and can be revived by a prefix hit until then.
+ *
+ * <p>A page caches content in one of two ways: a compressed block page is filed in the prefix
+ * {@link PageIndex} under its {@link CacheKey}; a window page is held by a {@link BoundaryWindow} attached to
+ * its boundary's anchor page and is named there by (page, generation). Every pop bumps the page's
+ * generation, so evicting a window page is one counter increment and stale attachments fail their check.
  */
 final class BlockPool {
 
     private final PageBucket bucket;
     private final int capacity;
     /**
-     * Per page {@code [refs, owner, prev, next, fingerprint low, fingerprint high, -, -]} side by side (32 B,
-     * two pages per cache line), so touching a page, and checking or dropping what it caches, costs one cache
-     * line rather than several; the free-list sentinel is page {@code capacity}. The fingerprint is that of
-     * the page's {@link CacheKey} in the prefix index, 0 when it caches nothing.
+     * Per page {@code [refs, owner, prev, next, fingerprint low, fingerprint high, generation, window-held]}
+     * side by side (32 B, two pages per cache line), so touching a page, and checking or dropping what it
+     * caches, costs one cache line rather than several; the free-list sentinel is page {@code capacity}. The
+     * fingerprint is that of the page's {@link CacheKey} in the prefix index, 0 when it is not indexed;
+     * window-held is 1 while a {@link BoundaryWindow} names the page.
      */
     private final int[] meta;
     private static final int S = 8;
@@ -26,9 +32,13 @@ final class BlockPool {
     private static final int OWNER = 1;
     private static final int PREV = 2;
     private static final int NEXT = 3;
+    private static final int GEN = 6;
+    private static final int HELD = 7;
     private final CacheKey[] keys;
     private final PageIndex index;
     private final long[] inUseByGroup;
+    /** Window pages attached to anchor pages; allocated on first use (only the anchor bucket has any). */
+    private BoundaryWindow[] windows;
     private final int head;
     private int free;
     private int cachedFree;
@@ -101,17 +111,31 @@ final class BlockPool {
         }
         unlink(p);
         free--;
+        int m = S * p;
         long fp = fingerprint(p);
         if (fp != 0) {
             index.remove(fp, p);
             fingerprint(p, 0);
             keys[p] = null;
+            if (windows != null) {
+                windows[p] = null;
+            }
+            cachedFree--;
+        } else if (meta[m + HELD] != 0) {
+            meta[m + HELD] = 0;
             cachedFree--;
         }
+        meta[m + GEN]++;
         meta[S * p + REFS] = 1;
         meta[S * p + OWNER] = group;
         inUseByGroup[group]++;
         return p;
+    }
+
+    /** Whether only its one user can see the page: one reference, not indexed, not named by a window. */
+    boolean exclusive(int page) {
+        int m = S * page;
+        return meta[m + REFS] == 1 && meta[m + HELD] == 0 && meta[m + FP_LO] == 0 && meta[m + FP_HI] == 0;
     }
 
     /** The page caching {@code key}, or -1. */
@@ -133,6 +157,37 @@ final class BlockPool {
             inUseByGroup[meta[S * page + OWNER]]++;
         }
         meta[S * page + REFS]++;
+    }
+
+    /** Bumped every time the page is handed out, so a (page, generation) pair names one content. */
+    int generation(int page) {
+        return meta[S * page + GEN];
+    }
+
+    /**
+     * Marks a used window page as holding cached content (a {@link BoundaryWindow} names it), so that at
+     * release it goes to the cached end of the free list and counts as cached.
+     */
+    void holdForWindow(int page) {
+        if (meta[S * page + REFS] > 0) {
+            meta[S * page + HELD] = 1;
+        }
+    }
+
+    /** The window pages attached to an anchor page, or null. */
+    BoundaryWindow window(int anchor) {
+        return windows == null ? null : windows[anchor];
+    }
+
+    /** Attaches a boundary's window pages to an indexed anchor page; dropped when the anchor is evicted. */
+    void attachWindow(int anchor, BoundaryWindow w) {
+        if (fingerprint(anchor) == 0) {
+            throw new IllegalStateException(bucket + " page " + anchor + " is not indexed and cannot anchor a window");
+        }
+        if (windows == null) {
+            windows = new BoundaryWindow[capacity];
+        }
+        windows[anchor] = w;
     }
 
     /** Publishes a used page's content under {@code key}; ignored if another page already holds it. */
@@ -157,7 +212,7 @@ final class BlockPool {
         }
         inUseByGroup[meta[S * page + OWNER]]--;
         free++;
-        if (fingerprint(page) != 0) {
+        if (fingerprint(page) != 0 || meta[S * page + HELD] != 0) {
             cachedFree++;
             linkBefore(page, head);
         } else {

@@ -47,9 +47,25 @@ public final class KvCacheManager {
     private final int[] bucketOf;
     private final int[] compressedGroups;
     private final int[] windowGroups;
+    /** The group whose block pages anchor each boundary's {@link BoundaryWindow}; -1 with no compressed group. */
+    private final int anchorGroup;
+    /** Per window group: first slot and number of slots of its pages in a {@link BoundaryWindow}. */
+    private final int[] boundarySlotFrom;
+    private final int[] boundarySlotCount;
+    private final int boundarySlots;
+    /** Per window group: its spares' offset in {@link KvRequest#spares} and the group's decode worst case. */
+    private final int[] spareFrom;
+    private final int[] spareCap;
+    private final int spareSlots;
+    /** The boundary window of the current release pass (see {@link #holdForBoundary}). */
+    private KvRequest heldFor;
+    private long heldBoundary;
+    private BoundaryWindow heldWindow;
     private final long recomputeDepth;
     private final KvCacheStats stats = new KvCacheStats();
     private final int[] scratch = new int[PageBucket.values().length];
+    private final int[] groupScratch;
+    private final BlockHasher hasher = new BlockHasher();
     private int live;
 
     /**
@@ -65,6 +81,7 @@ public final class KvCacheManager {
         this.groups = gs.toArray(KindGroup[]::new);
         this.kindOf = new KindLayout[groups.length];
         this.bucketOf = new int[groups.length];
+        this.groupScratch = new int[groups.length];
         int nc = 0;
         for (int g = 0; g < groups.length; g++) {
             kindOf[g] = layout.kindOf(groups[g]);
@@ -82,6 +99,28 @@ public final class KvCacheManager {
                 windowGroups[w++] = g;
             }
         }
+        anchorGroup = nc > 0 ? compressedGroups[0] : -1;
+        boundarySlotFrom = new int[groups.length];
+        boundarySlotCount = new int[groups.length];
+        int slots = 0;
+        for (int g : windowGroups) {
+            // spans divide the block, so every boundary's window covers the same pages relative to it
+            KindLayout k = kindOf[g];
+            long lo = k.window().windowStart(B);
+            boundarySlotFrom[g] = slots;
+            boundarySlotCount[g] = lo < B ? (int) (k.pageIndex(B - 1) - k.pageIndex(lo) + 1) : 0;
+            slots += boundarySlotCount[g];
+        }
+        boundarySlots = slots;
+        spareFrom = new int[groups.length];
+        spareCap = new int[groups.length];
+        int spares = 0;
+        for (int g : windowGroups) {
+            spareFrom[g] = spares;
+            spareCap[g] = kindOf[g].worstPages();
+            spares += spareCap[g];
+        }
+        spareSlots = spares;
         for (PageBucket b : PageBucket.values()) {
             if (layout.hasBucket(b)) {
                 pools[b.ordinal()] = new BlockPool(b, sizes.pages(b), groups.length);
@@ -120,7 +159,7 @@ public final class KvCacheManager {
         if (promptTokens.length == 0) {
             throw new IllegalArgumentException("request " + id + ": empty prompt");
         }
-        return new KvRequest(id, BlockHash.seed(modelId, cacheSalt), promptTokens, groups.length);
+        return new KvRequest(id, BlockHash.seed(modelId, cacheSalt), promptTokens, groups.length, spareSlots);
     }
 
     /** Adds a sampled token to the request's known tokens (needed to hash blocks of generated text). */
@@ -140,7 +179,7 @@ public final class KvCacheManager {
             return PrefixMatch.NONE;
         }
         int maxBlocks = (r.tokenCount - 1) / B;
-        r.ensureHashes(maxBlocks);
+        r.ensureHashes(maxBlocks, hasher);
         int h = 0;
         outer:
         while (h < maxBlocks) {
@@ -164,14 +203,13 @@ public final class KvCacheManager {
     }
 
     private boolean windowCached(KvRequest r, long t) {
+        BoundaryWindow w = boundaryWindow(r, t);
+        if (w == null) {
+            return boundarySlots == 0;
+        }
         for (int g : windowGroups) {
-            KindLayout k = kindOf[g];
-            long lo = k.window().windowStart(t);
-            if (lo >= t) {
-                continue;
-            }
-            for (long v = k.pageIndex(lo), last = k.pageIndex(t - 1); v <= last; v++) {
-                if (pool(g).lookup(windowKey(r, g, k, v)) < 0) {
+            for (int i = 0; i < boundarySlotCount[g]; i++) {
+                if (w.page(boundarySlotFrom[g] + i, pool(g)) < 0) {
                     return false;
                 }
             }
@@ -179,9 +217,33 @@ public final class KvCacheManager {
         return true;
     }
 
-    private CacheKey windowKey(KvRequest r, int g, KindLayout k, long v) {
-        int block = (int) (k.firstPosition(v) / B);
-        return new CacheKey(g, r.hashes.get(block), (int) (v - k.pageIndex((long) block * B)));
+    /** The cached window pages for resuming at boundary {@code t}, or null (its block is not cached). */
+    private BoundaryWindow boundaryWindow(KvRequest r, long t) {
+        int anchor = anchorPage(r, (int) (t / B) - 1);
+        return anchor < 0 ? null : pool(anchorGroup).window(anchor);
+    }
+
+    /** The indexed page of the anchor group for {@code block} of the request's chain, or -1. */
+    private int anchorPage(KvRequest r, int block) {
+        if (anchorGroup < 0 || block < 0 || block >= r.hashes.size()) {
+            return -1;
+        }
+        BlockHash h = r.hashes.get(block);
+        BlockPool pool = pool(anchorGroup);
+        int own = r.tables[anchorGroup].page(block);
+        if (own >= 0) {
+            CacheKey key = pool.key(own);
+            if (key != null && (key.hash == h || key.hash.equals(h))) {
+                return own;
+            }
+        }
+        return pool.lookup(new CacheKey(anchorGroup, h, 0));
+    }
+
+    /** First virtual page of a window group's slots in the boundary window before {@code t}. */
+    private long boundaryFirstPage(int g, long t) {
+        KindLayout k = kindOf[g];
+        return k.pageIndex(k.window().windowStart(t));
     }
 
     /**
@@ -223,15 +285,13 @@ public final class KvCacheManager {
                 }
             }
         }
+        BoundaryWindow w = m.windowHit() ? boundaryWindow(r, from) : null;
         for (int g : windowGroups) {
             KindLayout k = kindOf[g];
-            if (m.windowHit()) {
-                long lo = k.window().windowStart(from);
-                for (long v = lo < from ? k.pageIndex(lo) : 0, last = k.pageIndex(from - 1); lo < from && v <= last; v++) {
-                    int p = pool(g).lookup(windowKey(r, g, k, v));
-                    if (p >= 0 && pool(g).evictable(p)) {
-                        need[bucketOf[g]]++;
-                    }
+            for (int i = 0; w != null && i < boundarySlotCount[g]; i++) {
+                int p = w.page(boundarySlotFrom[g] + i, pool(g));
+                if (p >= 0 && pool(g).evictable(p)) {
+                    need[bucketOf[g]]++;
                 }
             }
             if (to > from) {
@@ -262,16 +322,19 @@ public final class KvCacheManager {
                 t.append(p);
             }
         }
+        BoundaryWindow w = m.windowHit() && boundarySlots > 0 ? boundaryWindow(r, from) : null;
+        if (m.windowHit() && boundarySlots > 0 && w == null) {
+            throw new IllegalStateException(r + ": the window before " + from + " left the cache between match and admit");
+        }
         for (int g : windowGroups) {
             KindLayout k = kindOf[g];
             PageTable t = r.tables[g];
-            long lo = k.window().windowStart(from);
-            if (m.windowHit() && lo < from) {
-                t.reset(k.pageIndex(lo));
-                for (long v = k.pageIndex(lo), last = k.pageIndex(from - 1); v <= last; v++) {
-                    int p = pool(g).lookup(windowKey(r, g, k, v));
+            if (w != null && boundarySlotCount[g] > 0) {
+                t.reset(boundaryFirstPage(g, from));
+                for (int i = 0; i < boundarySlotCount[g]; i++) {
+                    int p = w.page(boundarySlotFrom[g] + i, pool(g));
                     if (p < 0) {
-                        throw new IllegalStateException(r + ": window page " + v + " of group " + g + " left the cache");
+                        throw new IllegalStateException(r + ": window page " + i + " of group " + g + " left the cache");
                     }
                     pool(g).touch(p);
                     t.append(p);
@@ -288,6 +351,7 @@ public final class KvCacheManager {
         aggregate(r);
         r.compressedWriteFrom = m.sharedPositions();
         r.windowValidFrom = m.windowHit() ? 0 : from;
+        r.windowSharedUntil = m.windowHit() ? from : 0;
         r.publishedBlocks = m.sharedBlocks();
         boolean resumed = r.state == KvRequest.State.PREEMPTED;
         r.state = KvRequest.State.RUNNING;
@@ -310,7 +374,7 @@ public final class KvCacheManager {
         int sum = 0;
         for (int g = 0; g < groups.length; g++) {
             if (bucketOf[g] == bucket.ordinal()) {
-                sum += newPages(r, g, newTokens, draftTokens);
+                sum += poolPages(r, g, newTokens, draftTokens);
             }
         }
         return sum;
@@ -327,7 +391,7 @@ public final class KvCacheManager {
             return;
         }
         for (int g = 0; g < groups.length; g++) {
-            demand.add(bucketOf[g], newPages(r, g, newTokens, draftTokens));
+            demand.add(bucketOf[g], poolPages(r, g, newTokens, draftTokens));
         }
     }
 
@@ -342,6 +406,13 @@ public final class KvCacheManager {
         return true;
     }
 
+    /** Pages the step takes from the pool: what it maps, less the request's spare window pages. */
+    private int poolPages(KvRequest r, int g, int n, int draft) {
+        int pages = newPages(r, g, n, draft);
+        return pages == 0 ? 0 : Math.max(0, pages - r.spareCount[g]);
+    }
+
+    /** Pages the step maps for group {@code g}, spares included. */
     private int newPages(KvRequest r, int g, int n, int draft) {
         if (n <= 0) {
             return 0;
@@ -355,6 +426,11 @@ public final class KvCacheManager {
         if (kindOf[g].kind().compressed()) {
             return (int) Math.max(0, ceilDiv(end, B) - t.end());
         }
+        if (n == 1 && draft <= 0) {
+            // a decode step: position c needs a page unless the window is empty after it (no boundary
+            // window can lie strictly inside a one-position step)
+            return kindOf[g].window().windowStart(end) > c ? 0 : 1;
+        }
         return mapWindow(g, c, n, draft, r.tokenCount, t, null, false);
     }
 
@@ -363,10 +439,10 @@ public final class KvCacheManager {
      * step and, with prefix caching, the last window before every block boundary the step is sure to pass
      * (those pages fall behind the window at commit and go to the cached LRU under their block's hash, so a
      * later request sharing the prefix resumes at that boundary instead of recomputing). Only counts unless
-     * {@code append}; then appends the pages (-1 for the positions in between; page 0 of no pool when
-     * {@code pool} is null, for {@link #peakDemand}) and returns the count.
+     * {@code append}; then appends the pages (-1 for the positions in between; the owner's spares first,
+     * then pool pages; page 0 when {@code owner} is null, for {@link #peakDemand}) and returns the count.
      */
-    private int mapWindow(int g, long c, int n, int draft, long tokenCount, PageTable t, BlockPool pool, boolean append) {
+    private int mapWindow(int g, long c, int n, int draft, long tokenCount, PageTable t, KvRequest owner, boolean append) {
         KindLayout k = kindOf[g];
         long end = c + n;
         long slots = windowSlotsFrom(k, c, n, draft);
@@ -388,7 +464,7 @@ public final class KvCacheManager {
                 if (from <= to) {
                     count += (int) (to - from + 1);
                     if (append) {
-                        appendPages(t, from, to, pool, g);
+                        appendPages(t, from, to, owner, g);
                     }
                     cursor = to + 1;
                 }
@@ -399,14 +475,14 @@ public final class KvCacheManager {
         if (from <= to) {
             count += (int) (to - from + 1);
             if (append) {
-                appendPages(t, from, to, pool, g);
+                appendPages(t, from, to, owner, g);
             }
         }
         return count;
     }
 
     /** Maps virtual pages {@code [from, to]}, leaving -1 for unmapped ones between the table end and {@code from}. */
-    private static void appendPages(PageTable t, long from, long to, BlockPool pool, int g) {
+    private void appendPages(PageTable t, long from, long to, KvRequest owner, int g) {
         if (t.size() == 0 && from > t.base()) {
             t.reset(from);
         }
@@ -414,8 +490,18 @@ public final class KvCacheManager {
             t.append(-1);
         }
         for (long v = from; v <= to; v++) {
-            t.append(pool == null ? 0 : pool.allocate(g));
+            t.append(owner == null ? 0 : takePage(owner, g));
         }
+    }
+
+    /** A page for a window group: the request's latest spare, else one from the pool. */
+    private int takePage(KvRequest r, int g) {
+        int n = r.spareCount[g];
+        if (n > 0) {
+            r.spareCount[g] = n - 1;
+            return r.spares[spareFrom[g] + n - 1];
+        }
+        return pool(g).allocate(g);
     }
 
     /**
@@ -444,8 +530,10 @@ public final class KvCacheManager {
             return true;
         }
         Arrays.fill(scratch, 0);
+        int[] perGroup = groupScratch;
         for (int g = 0; g < groups.length; g++) {
-            scratch[bucketOf[g]] += newPages(r, g, newTokens, draftTokens);
+            perGroup[g] = newPages(r, g, newTokens, draftTokens);
+            scratch[bucketOf[g]] += perGroup[g] == 0 ? 0 : Math.max(0, perGroup[g] - r.spareCount[g]);
         }
         for (int b = 0; b < scratch.length; b++) {
             if (scratch[b] > 0 && (pools[b] == null || scratch[b] > pools[b].free())) {
@@ -454,17 +542,20 @@ public final class KvCacheManager {
         }
         long c = r.computed;
         for (int g = 0; g < groups.length; g++) {
-            if (newPages(r, g, newTokens, draftTokens) == 0) {
+            if (perGroup[g] == 0) {
                 continue;
             }
             PageTable t = r.tables[g];
-            BlockPool pool = pool(g);
             if (kindOf[g].kind().compressed()) {
+                BlockPool pool = pool(g);
                 for (long v = t.end(), last = ceilDiv(c + newTokens, B); v < last; v++) {
                     t.append(pool.allocate(g));
                 }
+            } else if (newTokens == 1 && draftTokens <= 0) {
+                appendPages(t, kindOf[g].pageIndex(c), kindOf[g].pageIndex(c), r, g);
+                r.slotsFrom[g] = c;
             } else {
-                mapWindow(g, c, newTokens, draftTokens, r.tokenCount, t, pool, true);
+                mapWindow(g, c, newTokens, draftTokens, r.tokenCount, t, r, true);
                 r.slotsFrom[g] = Math.max(c, windowSlotsFrom(kindOf[g], c, newTokens, draftTokens));
             }
             refresh(r, g);
@@ -502,10 +593,13 @@ public final class KvCacheManager {
             }
         }
         r.computed = end;
+        if (computedTokens > 1) {
+            releaseSpares(r);
+        }
         if (prefixCaching) {
             int full = (int) (Math.min(end, r.tokenCount) / B);
             if (full > r.publishedBlocks) {
-                r.ensureHashes(full);
+                r.ensureHashes(full, hasher);
                 for (int b = r.publishedBlocks; b < full; b++) {
                     for (int g : compressedGroups) {
                         int p = r.tables[g].page(b);
@@ -520,6 +614,7 @@ public final class KvCacheManager {
         if (end < r.minReleaseAt) {
             return;
         }
+        forgetHeldWindow();
         for (int g : windowGroups) {
             if (end < r.releaseAt[g]) {
                 continue;
@@ -528,12 +623,17 @@ public final class KvCacheManager {
             PageTable t = r.tables[g];
             long cut = k.pageIndex(k.window().windowStart(end));
             int drop = (int) Math.min(t.size(), cut - t.base());
+            // Decode steps keep what they release for their next pages, up to the group's decode worst case
+            // with the table's remaining entries. Multi-position steps keep none, so a chunk's peak never
+            // includes spares (peakDemand stays exact).
+            int room = computedTokens == 1 ? spareCap[g] - (t.size() - drop) : 0;
             for (int i = 0; i < drop; i++) {
-                releaseWindowPage(r, g, t.base() + i, t.at(i));
+                releaseWindowPage(r, g, t.base() + i, t.at(i), room);
             }
             t.dropFront(drop);
             refresh(r, g);
         }
+        forgetHeldWindow();
         aggregate(r);
     }
 
@@ -571,23 +671,69 @@ public final class KvCacheManager {
         }
     }
 
-    private void releaseWindowPage(KvRequest r, int g, long v, int page) {
+    /**
+     * Gives back a window page that fell behind the window: named in its boundary's window when it can
+     * serve a resume, else kept as a spare while the request holds fewer than {@code room} pages of the
+     * group beyond its table (so a decode step's turnover never reaches the pool), else returned.
+     */
+    private void releaseWindowPage(KvRequest r, int g, long v, int page, int room) {
         if (page < 0) {
             return;
         }
-        if (prefixCaching) {
-            KindLayout k = kindOf[g];
+        KindLayout k = kindOf[g];
+        boolean named = false;
+        if (prefixCaching && boundarySlotCount[g] > 0) {
             long block = k.firstPosition(v) / B;
             long boundary = (block + 1) * B;
             // Only pages inside the last window before a block boundary can ever serve a resume.
             if (boundary <= Math.min(r.computed, r.tokenCount) && k.endPosition(v) > k.window().windowStart(boundary)) {
-                r.ensureHashes((int) block + 1);
-                if (block < r.hashes.size()) {
-                    pool(g).publish(page, windowKey(r, g, k, v));
-                }
+                r.ensureHashes((int) block + 1, hasher);
+                named = holdForBoundary(r, g, v, page, boundary);
             }
         }
+        // A page the request allocated itself and no boundary window names is seen by nobody else: keep it.
+        if (!named && r.spareCount[g] < room && k.firstPosition(v) >= r.windowSharedUntil) {
+            r.spares[spareFrom[g] + r.spareCount[g]++] = page;
+            return;
+        }
         pool(g).release(page);
+    }
+
+    /**
+     * Names a released window page in the boundary window of its block, so a later request can resume
+     * there; returns whether the boundary window names the page (then others may read it).
+     */
+    private boolean holdForBoundary(KvRequest r, int g, long v, int page, long boundary) {
+        long slot = v - boundaryFirstPage(g, boundary);
+        if (slot < 0 || slot >= boundarySlotCount[g]) {
+            return false;
+        }
+        BoundaryWindow w;
+        if (heldFor == r && heldBoundary == boundary) {
+            w = heldWindow;
+        } else {
+            int anchor = anchorPage(r, (int) (boundary / B) - 1);
+            if (anchor < 0) {
+                return false;
+            }
+            BlockPool anchors = pool(anchorGroup);
+            w = anchors.window(anchor);
+            if (w == null) {
+                w = new BoundaryWindow(boundarySlots);
+                anchors.attachWindow(anchor, w);
+            }
+            // a release pass hands over a boundary's pages together: look its anchor up once
+            heldFor = r;
+            heldBoundary = boundary;
+            heldWindow = w;
+        }
+        return w.offer(boundarySlotFrom[g] + (int) slot, page, pool(g));
+    }
+
+    /** Ends a release pass: the next one must look anchors up again (pools may have changed in between). */
+    private void forgetHeldWindow() {
+        heldFor = null;
+        heldWindow = null;
     }
 
     /** Releases every page of a finished or aborted request; complete blocks stay cached. */
@@ -612,9 +758,20 @@ public final class KvCacheManager {
         stats.recordPreemption();
     }
 
+    private void releaseSpares(KvRequest r) {
+        for (int g : windowGroups) {
+            for (int i = 0; i < r.spareCount[g]; i++) {
+                pool(g).release(r.spares[spareFrom[g] + i]);
+            }
+            r.spareCount[g] = 0;
+        }
+    }
+
     private void releaseAll(KvRequest r) {
         boolean wasLive = r.state == KvRequest.State.RUNNING;
+        forgetHeldWindow();
         // Tail first, so that among this request's cached pages the end of the chain is evicted first.
+        releaseSpares(r);
         for (int g = groups.length - 1; g >= 0; g--) {
             PageTable t = r.tables[g];
             boolean compressed = kindOf[g].kind().compressed();
@@ -625,7 +782,7 @@ public final class KvCacheManager {
                         pool(g).release(p);
                     }
                 } else {
-                    releaseWindowPage(r, g, t.base() + i, p);
+                    releaseWindowPage(r, g, t.base() + i, p, 0);
                 }
             }
             t.reset(0);
@@ -633,6 +790,7 @@ public final class KvCacheManager {
             r.releaseAt[g] = Long.MAX_VALUE;
             r.slotsFrom[g] = 0;
         }
+        forgetHeldWindow();
         aggregate(r);
         if (wasLive) {
             live--;
@@ -741,6 +899,11 @@ public final class KvCacheManager {
 
     BlockPool poolOf(PageBucket bucket) {
         return pools[bucket.ordinal()];
+    }
+
+    /** Spare window pages a request holds for a group outside its table (tests and leak checks). */
+    int[] spares(KvRequest r, int group) {
+        return Arrays.copyOfRange(r.spares, spareFrom[group], spareFrom[group] + r.spareCount[group]);
     }
 
     /** Reference count of a page (tests and leak checks). */

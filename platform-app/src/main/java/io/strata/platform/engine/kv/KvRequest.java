@@ -27,17 +27,26 @@ public final class KvRequest {
     long minCoveredEnd;
     long minReleaseAt = Long.MAX_VALUE;
     long maxSlotsFrom;
+    /**
+     * Window pages this request released and keeps for its next window allocations (per group a stack at
+     * the manager's offset, {@link #spareCount} deep), so that decode-time page turnover stays off the
+     * pools. Counted as used: they are what the request holds at its worst decode step anyway.
+     */
+    final int[] spares;
+    final int[] spareCount;
     final List<BlockHash> hashes = new ArrayList<>();
     int[] tokens;
     int tokenCount;
     long computed;
     long compressedWriteFrom;
     long windowValidFrom;
+    /** Window pages of positions below this came from a prefix hit: shared, never recycled as spares. */
+    long windowSharedUntil;
     int publishedBlocks;
     int preemptions;
     State state = State.WAITING;
 
-    KvRequest(String id, BlockHash seed, int[] prompt, int groups) {
+    KvRequest(String id, BlockHash seed, int[] prompt, int groups, int spareSlots) {
         this.id = id;
         this.seed = seed;
         // room for the answer, so decode steps rarely copy the token array
@@ -47,6 +56,8 @@ public final class KvRequest {
         this.coveredEnd = new long[groups];
         this.releaseAt = new long[groups];
         this.slotsFrom = new long[groups];
+        this.spares = new int[spareSlots];
+        this.spareCount = new int[groups];
         for (int g = 0; g < groups; g++) {
             tables[g] = new PageTable();
         }
@@ -107,13 +118,13 @@ public final class KvRequest {
     }
 
     /** Hashes of the first {@code blocks} full blocks of known tokens (computed on demand). */
-    void ensureHashes(int blocks) {
+    void ensureHashes(int blocks, BlockHasher hasher) {
         int b = io.strata.kv.KvLayout.BLOCK_POSITIONS;
         blocks = Math.min(blocks, tokenCount / b);
         while (hashes.size() < blocks) {
             int i = hashes.size();
             BlockHash prev = i == 0 ? seed : hashes.get(i - 1);
-            hashes.add(prev.next(tokens, i * b, b));
+            hashes.add(hasher.next(prev, tokens, i * b, b));
         }
     }
 

@@ -50,7 +50,7 @@ class KvCacheManagerProperties {
 
     @Provide
     Arbitrary<List<Op>> ops() {
-        Arbitrary<Op> op = Combinators.combine(Arbitraries.integers().between(0, 9),
+        Arbitrary<Op> op = Combinators.combine(Arbitraries.integers().between(0, 10),
                 Arbitraries.integers().between(0, 1_000_000), Arbitraries.integers().between(0, 1_000_000)).as(Op::new);
         return op.list().ofMinSize(5).ofMaxSize(60);
     }
@@ -143,6 +143,35 @@ class KvCacheManagerProperties {
                         }
                     }
                 }
+                case 10 -> {
+                    // a run of decode steps: page turnover through the request's spares
+                    if (running.isEmpty()) {
+                        break;
+                    }
+                    KvRequest r = running.get(op.a() % running.size());
+                    for (int i = 0, steps = 1 + op.b() % 40; i < steps; i++) {
+                        StepDemand d = new StepDemand();
+                        m.addDemand(r, 1, d);
+                        long[] usedBefore = new long[3];
+                        for (PageBucket b : PageBucket.values()) {
+                            usedBefore[b.ordinal()] = m.usage(b).used();
+                        }
+                        if (!m.allocate(r, 1)) {
+                            assertThat(m.fits(d)).isFalse();
+                            m.preempt(r);
+                            running.remove(r);
+                            preempted.add(r);
+                            break;
+                        }
+                        for (PageBucket b : PageBucket.values()) {
+                            assertThat(m.usage(b).used() - usedBefore[b.ordinal()]).isEqualTo(d.pages(b));
+                        }
+                        m.commit(r, 1);
+                        while (r.tokenCount() < r.computed() + 1) {
+                            m.appendToken(r, (int) (r.computed() % 1000));
+                        }
+                    }
+                }
                 default -> {
                     // memory pressure from outside the request path: take and give back free pages
                     PageBucket b = PageBucket.values()[op.a() % 3];
@@ -195,6 +224,19 @@ class KvCacheManagerProperties {
                 }
                 if (k.kind().compressed()) {
                     assertThat((long) t.size() * 256).isGreaterThanOrEqualTo(r.computed());
+                }
+                // spare window pages: held outside the table, never more than the group's decode worst case
+                int[] spares = m.spares(r, g.id());
+                int heldInTable = (int) java.util.stream.IntStream.range(0, t.size()).filter(i -> t.at(i) >= 0).count();
+                if (spares.length > 0) {
+                    assertThat(heldInTable + spares.length).as("table + spares").isLessThanOrEqualTo(k.worstPages());
+                }
+                for (int p : spares) {
+                    assertThat(inTable.add(p)).as("spare also in the table").isTrue();
+                    expected.computeIfAbsent(g.bucket(), x -> new HashMap<>()).merge(p, 1, Integer::sum);
+                    assertThat(m.poolOf(g.bucket()).exclusive(p)).as("a spare is the request's alone, named by no boundary window").isTrue();
+                    assertThat(m.owner(g.bucket(), p)).isEqualTo(g.id());
+                    perKind.computeIfAbsent(g.kind(), x -> new HashSet<>()).add(((long) g.bucket().ordinal() << 32) | p);
                 }
             }
         }

@@ -263,6 +263,44 @@ class KvCacheManagerTest {
     }
 
     @Test
+    void decodeKeepsWindowTurnoverOffThePoolsWithinTheWorstCase() {
+        for (boolean caching : new boolean[] {false, true}) {
+            KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(400, 8000, 400), caching);
+            KvRequest r = run(m, tokens(1000, 11), 1000);
+            int c4a = group(CacheKind.C4A_KV);
+            int sawSpares = 0;
+            for (int step = 0; step < 600; step++) {
+                int compressed = r.table(c4a).size();
+                StepDemand d = new StepDemand();
+                m.addDemand(r, 1, d);
+                long middleBefore = m.usage(PageBucket.MIDDLE).used();
+                assertThat(m.allocate(r, 1)).isTrue();
+                long middleAfter = m.usage(PageBucket.MIDDLE).used();
+                assertThat(middleAfter - middleBefore).isEqualTo(d.pages(PageBucket.MIDDLE));
+                m.appendToken(r, step);
+                m.commit(r, 1);
+                for (int g = 0; g < FLASH.groups().size(); g++) {
+                    sawSpares += m.spares(r, g).length;
+                }
+                // whatever the turnover, a request never holds more than its compressed blocks plus the
+                // window worst case (spares included), and once warm a step that adds no block takes no page
+                for (PageBucket b : new PageBucket[] {PageBucket.LARGE, PageBucket.MIDDLE}) {
+                    assertThat(m.usage(b).used()).as(b + " at step " + step + " caching=" + caching)
+                            .isLessThanOrEqualTo(compressed + 1 + worstWindowPages(b));
+                }
+                if (step > 300 && r.table(c4a).size() == compressed && !caching) {
+                    assertThat(d.pages(PageBucket.MIDDLE) + d.pages(PageBucket.LARGE)).as("pool pages at step " + step).isZero();
+                }
+            }
+            assertThat(sawSpares).isPositive();
+            m.free(r);
+            for (PageBucket b : PageBucket.values()) {
+                assertThat(m.usage(b).used()).isZero();
+            }
+        }
+    }
+
+    @Test
     void longPrefillChunkHoldsOnlyItsFinalWindowWithoutPrefixCaching() {
         KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(400, 8000, 400), false);
         KvRequest r = run(m, tokens(8192, 8));
