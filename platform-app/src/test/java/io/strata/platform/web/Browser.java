@@ -36,7 +36,12 @@ public final class Browser implements AutoCloseable {
         options.setBinary(CHROMIUM);
         options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-quic", "--no-first-run", "--window-size=1400,1000");
+                "--disable-quic", "--no-first-run", "--window-size=1400,1000",
+                // a loaded 2-core CI box starves a background renderer; keep it scheduled like a visible one
+                "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
+                "--disable-backgrounding-occluded-windows");
+        // the tests wait for the elements they need; waiting for every subresource only adds stalls
+        options.setPageLoadStrategy(org.openqa.selenium.PageLoadStrategy.EAGER);
         // keep the page's console messages so tests can assert there were no errors (console tests, issue 7)
         options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
         ChromeDriverService service = new ChromeDriverService.Builder()
