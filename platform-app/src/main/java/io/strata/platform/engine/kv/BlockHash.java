@@ -1,7 +1,6 @@
 package io.strata.platform.engine.kv;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -27,14 +26,12 @@ public record BlockHash(long a, long b, long c, long d) {
         return of(md.digest());
     }
 
-    /** The hash of {@code count} tokens starting at {@code from}, chained to this hash. */
+    /**
+     * The hash of {@code count} tokens starting at {@code from}, chained to this hash: SHA-256 over this
+     * hash's four longs and then the tokens, all little-endian. The manager uses a reused {@link BlockHasher}.
+     */
     public BlockHash next(int[] tokens, int from, int count) {
-        ByteBuffer buf = ByteBuffer.allocate(32 + 4 * count).order(ByteOrder.LITTLE_ENDIAN);
-        buf.putLong(a).putLong(b).putLong(c).putLong(d);
-        for (int i = 0; i < count; i++) {
-            buf.putInt(tokens[from + i]);
-        }
-        return of(sha256().digest(buf.array()));
+        return new BlockHasher().next(this, tokens, from, count);
     }
 
     private static BlockHash of(byte[] digest) {

@@ -8,7 +8,7 @@ import java.security.MessageDigest;
 /**
  * Computes {@link BlockHash#next} with one digest and one buffer, reused: the manager hashes a block per
  * request every 256 positions, and looking a digest up and allocating its input each time cost more than
- * the SHA-256 itself. Same bytes as {@link BlockHash#next}. Not thread-safe, like the manager that owns it.
+ * the SHA-256 itself. Not thread-safe, like the manager that owns it.
  */
 final class BlockHasher {
 
