@@ -2,7 +2,9 @@
 // post-drain check that every KV page is free or cached (no leak).
 //
 //   node loadtest.mjs [--url http://localhost:8080] [--clients 64] [--seconds 60] [--max-tokens 32]
-//                     [--model NAME] [--json out.json]
+//                     [--model NAME] [--json out.json] [--prefix-repeat 1]
+// --prefix-repeat N makes the shared prefixes N times longer (N = 4: about 800 tokens, so requests of a group
+// share whole 256-token blocks and resume from the prefix cache).
 // The API key comes from STRATA_API_KEY (omit it when the server runs with --strata.api.auth=none).
 // Exit status 0 only with 0 errors and 0 leaked pages.
 
@@ -24,7 +26,7 @@ const prefixes = [
   'class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n'.repeat(5),
   'import json\nimport os\n\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n'.repeat(6),
   '# utility functions\n',
-];
+].map(p => p.repeat(Number(args['prefix-repeat'] ?? 1)));
 
 const modelsRes = await fetch(`${base}/v1/models`, { headers });
 if (!modelsRes.ok) {
