@@ -98,6 +98,13 @@ await check('repeated prefix is served from the prefix cache (cached_tokens)', a
     `expected cached tokens on the repeated prefix, got ${JSON.stringify(second.usage)}`);
 });
 
+await check('a batch of prompts gets one choice per prompt, in order', async () => {
+  const r = await client.completions.create({ model, prompt: ['def add(a, b):', 'import os\n'], max_tokens: 4, temperature: 0 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);
+  const one = await client.completions.create({ model, prompt: 'import os\n', max_tokens: 4, temperature: 0 });
+  assert.equal(r.choices[1].text, one.choices[0].text);
+});
+
 await check('errors map to the client library error classes', async () => {
   await assert.rejects(client.completions.create({ model, prompt: 'x', temperature: -1 }),
     (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === 'temperature');

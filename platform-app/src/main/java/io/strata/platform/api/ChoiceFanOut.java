@@ -9,8 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Submits the {@code n} choices of one API request. All are queued before any byte is written, so a
- * full queue is a clean 503; if a later choice is refused, the ones already queued are aborted.
+ * Submits the choices of one API request: {@code n} per prompt, choice {@code p·n + j} being choice j of
+ * prompt p (as vLLM numbers a batch). All are queued before any byte is written, so a full queue is a
+ * clean 503; if a later choice is refused, the ones already queued are aborted.
  */
 final class ChoiceFanOut {
     private ChoiceFanOut() {
@@ -18,20 +19,29 @@ final class ChoiceFanOut {
 
     static Flux<ChoiceEvent> submit(InferenceEngine engine, String requestId, int[] prompt, SamplingParams params,
                                     int n, int priority, String cacheSalt) {
-        List<InferenceEngine.Submission> queued = new ArrayList<>(n);
+        return submit(engine, requestId, List.of(prompt), List.of(params), n, priority, cacheSalt);
+    }
+
+    /** {@code params.get(p)} are prompt p's sampling parameters (its own max_tokens). */
+    static Flux<ChoiceEvent> submit(InferenceEngine engine, String requestId, List<int[]> prompts,
+                                    List<SamplingParams> params, int n, int priority, String cacheSalt) {
+        int total = prompts.size() * n;
+        List<InferenceEngine.Submission> queued = new ArrayList<>(total);
         try {
-            for (int i = 0; i < n; i++) {
-                // n > 1 with a seed: each choice gets its own reproducible stream (seed + index)
-                SamplingParams p = params.seed() == null || i == 0 ? params : params.withSeed(params.seed() + i);
-                queued.add(engine.submit(new GenerationRequest(n == 1 ? requestId : requestId + "-" + i, prompt, p,
-                        priority, cacheSalt)));
+            for (int i = 0; i < total; i++) {
+                SamplingParams base = params.get(i / n);
+                int j = i % n;
+                // n > 1 with a seed: each choice of a prompt gets its own reproducible stream (seed + j)
+                SamplingParams p = base.seed() == null || j == 0 ? base : base.withSeed(base.seed() + j);
+                queued.add(engine.submit(new GenerationRequest(total == 1 ? requestId : requestId + "-" + i,
+                        prompts.get(i / n), p, priority, cacheSalt)));
             }
         } catch (RuntimeException e) {
             queued.forEach(InferenceEngine.Submission::abort);
             throw e;
         }
-        List<Flux<ChoiceEvent>> streams = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
+        List<Flux<ChoiceEvent>> streams = new ArrayList<>(total);
+        for (int i = 0; i < total; i++) {
             int index = i;
             InferenceEngine.Submission s = queued.get(i);
             streams.add(s.events().map(e -> new ChoiceEvent(index, e)).doOnCancel(s::abort));

@@ -51,8 +51,10 @@ public class CompletionsController {
         String modelName = models.servedName();
         trace.model(modelName);
         TextCodec codec = engine.codec();
-        PromptInput prompt = PromptInput.read(f.raw("prompt"), "prompt", codec, card.vocabSize(), true);
-        trace.prompt(prompt.text(), prompt.ids().length);
+        List<PromptInput> prompts = PromptInput.readAll(f.raw("prompt"), "prompt", codec, card.vocabSize(), true);
+        trace.prompt(prompts.size() == 1 ? prompts.getFirst().text()
+                : String.join("\n\n", prompts.stream().map(PromptInput::text).toList()),
+                prompts.stream().mapToInt(p -> p.ids().length).sum());
         if (f.has("suffix")) {
             throw ApiException.invalid("suffix", "suffix is not supported by this model");
         }
@@ -71,12 +73,15 @@ public class CompletionsController {
             // echo + logprobs reports the prompt's logprobs too, as OpenAI does
             params = withPromptLogprobs(params, logprobs);
         }
-        params = params.withMaxTokens(ContextLimit.resolveMaxTokens(prompt.ids().length, params.maxTokens(), card.maxModelLen()));
+        List<SamplingParams> perPrompt = new ArrayList<>(prompts.size());
+        for (PromptInput p : prompts) {
+            perPrompt.add(params.withMaxTokens(ContextLimit.resolveMaxTokens(p.ids().length, params.maxTokens(), card.maxModelLen())));
+        }
         long created = System.currentTimeMillis() / 1000;
-        Flux<ChoiceEvent> events = ChoiceFanOut.submit(engine, trace.id(), prompt.ids(), params, n,
-                f.integer("priority", 0), f.string("cache_salt", null)).doOnNext(e -> trace.observe(e.event()));
-        CompletionAssembler assembler = new CompletionAssembler(trace.id(), created, modelName, codec, n, echo,
-                prompt.text(), logprobs != null, params.promptLogprobs() != null, prompt.ids().length);
+        Flux<ChoiceEvent> events = ChoiceFanOut.submit(engine, trace.id(), prompts.stream().map(PromptInput::ids).toList(),
+                perPrompt, n, f.integer("priority", 0), f.string("cache_salt", null)).doOnNext(e -> trace.observe(e.event()));
+        CompletionAssembler assembler = new CompletionAssembler(trace.id(), created, modelName, codec, n, echo, prompts,
+                logprobs != null, params.promptLogprobs() != null);
         return assembler.respond(events, stream, includeUsage, sse, trace, exchange.getResponse());
     }
 
@@ -94,27 +99,32 @@ public class CompletionsController {
         private final TextCodec codec;
         private final ChoiceState[] choices;
         private final boolean echo;
-        private final String promptText;
+        private final List<PromptInput> prompts;
+        private final int n;
         private final boolean logprobs;
         private final boolean promptLogprobs;
-        private final int promptTokens;
         private volatile ApiException failure;
 
         CompletionAssembler(String id, long created, String model, TextCodec codec, int n, boolean echo,
-                            String promptText, boolean logprobs, boolean promptLogprobs, int promptTokens) {
+                            List<PromptInput> prompts, boolean logprobs, boolean promptLogprobs) {
             this.id = id;
             this.created = created;
             this.model = model;
             this.codec = codec;
-            this.choices = new ChoiceState[n];
-            for (int i = 0; i < n; i++) {
+            this.n = n;
+            this.choices = new ChoiceState[prompts.size() * n];
+            for (int i = 0; i < choices.length; i++) {
                 choices[i] = new ChoiceState();
             }
             this.echo = echo;
-            this.promptText = promptText;
+            this.prompts = prompts;
             this.logprobs = logprobs;
             this.promptLogprobs = promptLogprobs;
-            this.promptTokens = promptTokens;
+        }
+
+        /** The prompt text of a choice (choice {@code p·n + j} belongs to prompt p). */
+        private String promptText(int choice) {
+            return prompts.get(choice / n).text();
         }
 
         @Override
@@ -122,14 +132,20 @@ public class CompletionsController {
             return failure;
         }
 
+        /** Prompt tokens and cached tokens count once per prompt (its first choice), completions per choice. */
         Usage usage() {
             int completion = 0;
             int cached = 0;
+            int promptTokens = 0;
             for (ChoiceState c : choices) {
                 completion += c.finished == null ? 0 : c.finished.completionTokens();
             }
-            if (choices[0].started != null) {
-                cached = choices[0].started.cachedTokens();
+            for (int p = 0; p < prompts.size(); p++) {
+                promptTokens += prompts.get(p).ids().length;
+                ChoiceState first = choices[p * n];
+                if (first.started != null) {
+                    cached += first.started.cachedTokens();
+                }
             }
             return Usage.of(promptTokens, completion, cached);
         }
@@ -143,7 +159,7 @@ public class CompletionsController {
                     case GenerationEvent.Started s -> {
                         c.started = s;
                         if (echo) {
-                            c.text.append(promptText);
+                            c.text.append(promptText(ev.index()));
                         }
                         if (logprobs) {
                             lps[ev.index()] = LogprobEntries.CompletionLogprobs.empty();
@@ -193,8 +209,8 @@ public class CompletionsController {
                             lp = LogprobEntries.CompletionLogprobs.empty();
                             c.textOffset = lp.append(s.promptLogprobs(), codec, 0);
                         }
-                        c.text.append(promptText);
-                        yield Flux.just(sse.event(chunk(ev.index(), promptText, lp, null, null)));
+                        c.text.append(promptText(ev.index()));
+                        yield Flux.just(sse.event(chunk(ev.index(), promptText(ev.index()), lp, null, null)));
                     }
                     case GenerationEvent.Delta d -> {
                         LogprobEntries.CompletionLogprobs lp = null;

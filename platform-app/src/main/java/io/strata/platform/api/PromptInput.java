@@ -3,33 +3,53 @@ package io.strata.platform.api;
 import io.strata.platform.engine.TextCodec;
 import tools.jackson.databind.JsonNode;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * A prompt as OpenAI allows it: a string, an array of token ids, or a one-element array of either.
- * {@code text} is the prompt as text (decoded when ids were sent), for echo and the request log.
+ * A prompt as OpenAI allows it: a string or an array of token ids. {@code text} is the prompt as text
+ * (decoded when ids were sent), for echo and the request log.
  */
 record PromptInput(int[] ids, String text) {
 
-    static PromptInput read(JsonNode node, String param, TextCodec codec, int vocab, boolean addSpecialTokens) {
+    /**
+     * The prompts of a completions request: a string, an array of token ids, or a batch, i.e. an array of
+     * strings and/or token-id arrays, each becoming its own choices.
+     */
+    static List<PromptInput> readAll(JsonNode node, String param, TextCodec codec, int vocab, boolean addSpecialTokens) {
         if (node == null) {
             throw ApiException.invalid(param, param + " is required");
         }
         if (node.isString()) {
-            return fromText(node.stringValue(), param, codec, addSpecialTokens);
+            return List.of(fromText(node.stringValue(), param, codec, addSpecialTokens));
         }
         if (!node.isArray()) {
-            throw ApiException.invalid(param, param + " must be a string, an array of token ids, or an array with one of them");
+            throw ApiException.invalid(param, param + " must be a string, an array of token ids, or an array of them");
         }
         if (node.isEmpty()) {
             throw ApiException.invalid(param, param + " must not be empty");
         }
         if (node.get(0).isNumber()) {
-            int[] ids = RequestFields.tokenArray(node, param, vocab);
-            return new PromptInput(ids, codec.decode(ids, true));
+            return List.of(fromIds(node, param, codec, vocab));
         }
-        if (node.size() > 1) {
-            throw ApiException.invalid(param, "Batched prompts are not supported: send one prompt per request (use n for several choices)");
+        List<PromptInput> prompts = new ArrayList<>(node.size());
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode one = node.get(i);
+            String name = param + "[" + i + "]";
+            if (one.isString()) {
+                prompts.add(fromText(one.stringValue(), name, codec, addSpecialTokens));
+            } else if (one.isArray() && !one.isEmpty() && one.get(0).isNumber()) {
+                prompts.add(fromIds(one, name, codec, vocab));
+            } else {
+                throw ApiException.invalid(param, name + " must be a string or a non-empty array of token ids");
+            }
         }
-        return read(node.get(0), param, codec, vocab, addSpecialTokens);
+        return prompts;
+    }
+
+    private static PromptInput fromIds(JsonNode node, String param, TextCodec codec, int vocab) {
+        int[] ids = RequestFields.tokenArray(node, param, vocab);
+        return new PromptInput(ids, codec.decode(ids, true));
     }
 
     private static PromptInput fromText(String text, String param, TextCodec codec, boolean addSpecialTokens) {

@@ -83,7 +83,7 @@ class CpuBackendEndToEndTest {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
         System.out.println(out);
-        assertThat(out).contains("7 passed, 0 failed");
+        assertThat(out).contains("8 passed, 0 failed");
         assertThat(p.exitValue()).isZero();
     }
 

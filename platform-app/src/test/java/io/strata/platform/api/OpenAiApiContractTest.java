@@ -165,6 +165,47 @@ class OpenAiApiContractTest {
     }
 
     @Test
+    void batchedPromptsGetNChoicesEachNumberedPromptMajor() {
+        JsonNode tok = postJson("/tokenize", Map.of("prompt", "print(1)"), 200);
+        List<Integer> ids = new ArrayList<>();
+        tok.get("tokens").forEach(t -> ids.add(t.intValue()));
+        List<Object> prompts = List.of("def hello():", ids);
+        JsonNode r = postJson("/v1/completions", Map.of("prompt", prompts, "n", 2, "max_tokens", 3, "temperature", 0,
+                "echo", true), 200);
+        JsonNode choices = r.get("choices");
+        assertThat(choices.size()).isEqualTo(4);
+        JsonNode first = postJson("/v1/completions", Map.of("prompt", "def hello():", "max_tokens", 3, "temperature", 0), 200);
+        JsonNode second = postJson("/v1/completions", Map.of("prompt", ids, "max_tokens", 3, "temperature", 0), 200);
+        String a = first.get("choices").get(0).get("text").stringValue();
+        String b = second.get("choices").get(0).get("text").stringValue();
+        for (int i = 0; i < 4; i++) {
+            JsonNode c = choices.get(i);
+            assertThat(c.get("index").intValue()).isEqualTo(i);
+            // choice p*n + j belongs to prompt p; echo prefixes each with its own prompt
+            String text = c.get("text").stringValue();
+            assertThat(text).isEqualTo(i < 2 ? "def hello():" + a : "print(1)" + b);
+        }
+        int promptTokens = first.get("usage").get("prompt_tokens").intValue() + ids.size();
+        assertThat(r.get("usage").get("prompt_tokens").intValue()).isEqualTo(promptTokens);
+        assertThat(r.get("usage").get("completion_tokens").intValue()).isEqualTo(12);
+
+        List<String> events = sseEvents("/v1/completions", Map.of("prompt", prompts, "max_tokens", 3, "stream", true,
+                "temperature", 0, "stream_options", Map.of("include_usage", true)));
+        StringBuilder[] streamed = {new StringBuilder(), new StringBuilder()};
+        for (String e : events.subList(0, events.size() - 2)) {
+            JsonNode c = json.readTree(e).get("choices").get(0);
+            streamed[c.get("index").intValue()].append(c.get("text").stringValue());
+        }
+        assertThat(streamed[0].toString()).isEqualTo(a);
+        assertThat(streamed[1].toString()).isEqualTo(b);
+        assertThat(json.readTree(events.get(events.size() - 2)).get("usage").get("prompt_tokens").intValue()).isEqualTo(promptTokens);
+
+        JsonNode bad = postJson("/v1/completions", Map.of("prompt", List.of("ok", Map.of("x", 1))), 400).get("error");
+        assertThat(bad.get("param").stringValue()).isEqualTo("prompt");
+        assertThat(bad.get("message").stringValue()).contains("prompt[1]");
+    }
+
+    @Test
     void promptAsTokenIdsEchoAndLogprobs() {
         JsonNode tok = postJson("/tokenize", Map.of("prompt", "print(1)"), 200);
         List<Integer> ids = new ArrayList<>();
