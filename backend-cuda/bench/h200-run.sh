@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What one device call runs on the H200 (no Java there: the GPU bundle brings its own runtime).
-#   backend-cuda/bench/h200-run.sh [parity] [smoke] [bench:KERNELS]   (results under $OUT)
-# Needs .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle) and .bundle/test (scripts/gpu-bundle-tests).
+#   backend-cuda/bench/h200-run.sh [parity] [smoke] [bench:KERNELS] [kvbench]   (results under $OUT)
+# Needs .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle) and .bundle/test (scripts/gpu-bundle-tests);
+# kvbench needs .bundle/bench/benchmarks.jar (cp benchmarks/target/benchmarks.jar .bundle/bench/).
 set -uo pipefail
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -45,6 +46,11 @@ for step in "$@"; do
       sh /tmp/test-$name/run-tests $b/strata-gpu 2>&1 | grep -E 'tests (successful|failed)|✘' | sed "s/^/[$name parity] /"
       PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --lib "$lib" \
         --out /tmp/$name --kernels "${step#*:}" --skip-compile 2>&1 | tee "$out/$name.txt" | tail -10 ;;
+    kvbench)
+      # the host-side KV bookkeeping benchmark on this host's CPU, with the bundle's runtime
+      lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/kv-cpu.txt"
+      $b/strata-gpu/runtime/bin/java -jar .bundle/bench/benchmarks.jar KvStepBenchmark -rf json \
+        -rff "$out/kv-jmh.json" 2>&1 | tee "$out/kv-jmh.txt" | grep -E '^Benchmark|^KvStep' ;;
     bench:*)
       PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py "${lib_args[@]}" --out "$out" \
         --kernels "${step#bench:}" 2>&1 | grep -v -E 'Warning|warn\(' | tee -a "$out/bench.txt" | tail -40
