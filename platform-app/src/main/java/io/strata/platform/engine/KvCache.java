@@ -19,6 +19,12 @@ public interface KvCache {
      */
     boolean allocate(Sequence seq, int numNew);
 
+    /**
+     * After every allocation of a step: lets a chunk that crosses block boundaries also keep the windows
+     * before them for the prefix cache, with pages nobody needs this step (best effort, never fails).
+     */
+    void cacheBoundaries(Sequence seq, int numNew);
+
     /** The step computed {@code count} reserved tokens: complete blocks may now enter the prefix cache. */
     void committed(Sequence seq, int count);
 

@@ -52,6 +52,11 @@ public final class ManagedKvCache implements KvCache {
     }
 
     @Override
+    public void cacheBoundaries(Sequence seq, int numNew) {
+        manager.cacheBoundaryWindows(requestOf(seq), numNew, 0);
+    }
+
+    @Override
     public void committed(Sequence seq, int count) {
         manager.commit(requestOf(seq), count);
     }

@@ -140,6 +140,12 @@ final class Scheduler {
         if (preempted.isEmpty()) {
             admit(budget, chunks, unservable);
         }
+        // only now, with every chunk of the step holding its pages: what is left may keep boundary windows
+        for (StepExecutor.Chunk c : chunks) {
+            if (c.count() > 1) {
+                kv.cacheBoundaries(c.seq(), c.count());
+            }
+        }
         return new Plan(chunks, preempted, unservable);
     }
 

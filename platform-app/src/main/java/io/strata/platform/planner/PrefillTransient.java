@@ -24,7 +24,8 @@ public final class PrefillTransient {
         long[] d = KvPoolSizes.demand(layout, total);
         KvPoolSizes sizes = new KvPoolSizes(Math.toIntExact(2 * d[0] + 8), Math.toIntExact(2 * d[1] + 8),
                 Math.toIntExact(2 * d[2] + 8));
-        KvCacheManager m = new KvCacheManager(layout, sizes, false);
+        // prefix caching on, as served: its boundary windows are best effort, never part of what a step holds
+        KvCacheManager m = new KvCacheManager(layout, sizes, true);
         int[] tokens = new int[Math.toIntExact(total)];
         KvRequest r = m.newRequest("probe", tokens, null);
         m.admit(r, PrefixMatch.NONE);

@@ -431,54 +431,109 @@ public final class KvCacheManager {
             // window can lie strictly inside a one-position step)
             return kindOf[g].window().windowStart(end) > c ? 0 : 1;
         }
-        return mapWindow(g, c, n, draft, r.tokenCount, t, null, false);
+        return mapWindow(g, c, n, draft, t, null, false);
     }
 
     /**
-     * The window pages a step {@code [c, c+n)} maps beyond the table's end: the window that survives the
-     * step and, with prefix caching, the last window before every block boundary the step is sure to pass
-     * (those pages fall behind the window at commit and go to the cached LRU under their block's hash, so a
-     * later request sharing the prefix resumes at that boundary instead of recomputing). Only counts unless
-     * {@code append}; then appends the pages (-1 for the positions in between; the owner's spares first,
-     * then pool pages; page 0 when {@code owner} is null, for {@link #peakDemand}) and returns the count.
+     * The window pages a step {@code [c, c+n)} needs beyond the table's end: those of the window that
+     * survives the step (positions before it inside the chunk stay -1, "do not persist"). Only counts
+     * unless {@code append}; then appends the pages (-1 for the positions in between; the owner's spares
+     * first, then pool pages; page 0 when {@code owner} is null, for {@link #peakDemand}) and returns the
+     * count. Boundary windows inside the chunk are not part of it: see {@link #cacheBoundaryWindows}.
      */
-    private int mapWindow(int g, long c, int n, int draft, long tokenCount, PageTable t, KvRequest owner, boolean append) {
+    private int mapWindow(int g, long c, int n, int draft, PageTable t, KvRequest owner, boolean append) {
         KindLayout k = kindOf[g];
-        long end = c + n;
-        long slots = windowSlotsFrom(k, c, n, draft);
-        long vSlots = k.pageIndex(slots);
-        long cursor = t.end();
-        int count = 0;
-        if (prefixCaching) {
-            long limit = Math.min(c + Math.max(1, n - Math.max(0, draft)), tokenCount);
-            for (long boundary = (c / B + 1) * B; boundary <= limit; boundary += B) {
-                long lo = Math.max(c, k.window().windowStart(boundary));
-                if (lo >= slots) {
-                    break;
-                }
-                if (lo >= boundary) {
-                    continue;
-                }
-                long from = Math.max(k.pageIndex(lo), cursor);
-                long to = Math.min(k.pageIndex(boundary - 1), vSlots - 1);
-                if (from <= to) {
-                    count += (int) (to - from + 1);
-                    if (append) {
-                        appendPages(t, from, to, owner, g);
+        long from = Math.max(k.pageIndex(windowSlotsFrom(k, c, n, draft)), t.end());
+        long to = k.pageIndex(c + n - 1);
+        if (from > to) {
+            return 0;
+        }
+        if (append) {
+            appendPages(t, from, to, owner, g);
+        }
+        return (int) (to - from + 1);
+    }
+
+    /**
+     * Best effort, after every allocation of a step: also maps, for a chunk {@code [computed,
+     * computed+newTokens)} that crosses block boundaries, the last window before each boundary T it is sure
+     * to pass ({@code [windowStart(T), T)} of SWA and the compressor states), so that the backend writes them
+     * and {@link #commit} caches them in T's {@link BoundaryWindow}: a later request sharing the prefix then
+     * resumes at any boundary instead of recomputing. Only pages the pools can spare after the step's own
+     * allocations are used, boundary by boundary (all window groups of a boundary or none), so this never
+     * makes an allocation fail, never preempts anyone and is not part of any demand or admission figure:
+     * the step's required transient stays the previous window. Returns the boundaries mapped.
+     */
+    public int cacheBoundaryWindows(KvRequest r, int newTokens, int draftTokens) {
+        requireRunning(r);
+        if (!prefixCaching || boundarySlots == 0 || newTokens <= 1) {
+            return 0;
+        }
+        long c = r.computed;
+        long limit = Math.min(c + Math.max(1, newTokens - Math.max(0, draftTokens)), r.tokenCount);
+        int mapped = 0;
+        boolean changed = false;
+        for (long boundary = (c / B + 1) * B; boundary <= limit; boundary += B) {
+            Arrays.fill(scratch, 0);
+            boolean any = false;
+            for (int g : windowGroups) {
+                int missing = boundaryPagesMissing(r, g, c, newTokens, draftTokens, boundary, false);
+                any |= missing > 0;
+                scratch[bucketOf[g]] += Math.max(0, missing - r.spareCount[g]);
+            }
+            if (!any) {
+                continue;
+            }
+            for (int b = 0; b < scratch.length; b++) {
+                if (scratch[b] > 0 && (pools[b] == null || scratch[b] > pools[b].free())) {
+                    if (changed) {
+                        for (int g : windowGroups) {
+                            refresh(r, g);
+                        }
+                        aggregate(r);
                     }
-                    cursor = to + 1;
+                    return mapped;
+                }
+            }
+            for (int g : windowGroups) {
+                boundaryPagesMissing(r, g, c, newTokens, draftTokens, boundary, true);
+            }
+            changed = true;
+            mapped++;
+        }
+        if (changed) {
+            for (int g : windowGroups) {
+                refresh(r, g);
+            }
+            aggregate(r);
+        }
+        return mapped;
+    }
+
+    /**
+     * Pages of group {@code g}'s last window before {@code boundary} that the step's table leaves unmapped
+     * (those of the step's final window are mapped already); maps them when {@code map}.
+     */
+    private int boundaryPagesMissing(KvRequest r, int g, long c, int n, int draft, long boundary, boolean map) {
+        KindLayout k = kindOf[g];
+        long slots = windowSlotsFrom(k, c, n, draft);
+        long lo = Math.max(c, k.window().windowStart(boundary));
+        if (lo >= boundary || lo >= slots) {
+            return 0;
+        }
+        long from = k.pageIndex(lo);
+        long to = Math.min(k.pageIndex(boundary - 1), k.pageIndex(slots) - 1);
+        PageTable t = r.tables[g];
+        int missing = 0;
+        for (long v = from; v <= to; v++) {
+            if (t.page(v) < 0) {
+                missing++;
+                if (map) {
+                    t.put(v, takePage(r, g));
                 }
             }
         }
-        long from = Math.max(vSlots, cursor);
-        long to = k.pageIndex(end - 1);
-        if (from <= to) {
-            count += (int) (to - from + 1);
-            if (append) {
-                appendPages(t, from, to, owner, g);
-            }
-        }
-        return count;
+        return missing;
     }
 
     /** Maps virtual pages {@code [from, to]}, leaving -1 for unmapped ones between the table end and {@code from}. */
@@ -555,7 +610,7 @@ public final class KvCacheManager {
                 appendPages(t, kindOf[g].pageIndex(c), kindOf[g].pageIndex(c), r, g);
                 r.slotsFrom[g] = c;
             } else {
-                mapWindow(g, c, newTokens, draftTokens, r.tokenCount, t, r, true);
+                mapWindow(g, c, newTokens, draftTokens, t, r, true);
                 r.slotsFrom[g] = Math.max(c, windowSlotsFrom(kindOf[g], c, newTokens, draftTokens));
             }
             refresh(r, g);
@@ -833,7 +888,7 @@ public final class KvCacheManager {
      * Pages per bucket one sequence of {@code tokens} positions holds at its peak when it is computed from 0
      * in chunks of {@code chunk} positions (the last one shorter) and then decoded one position per step.
      * Exact for this manager's mapping (it replays {@link #allocate}/{@link #commit}'s window rules on
-     * scratch tables, boundary windows included when prefix caching is on); O(tokens / chunk) steps.
+     * scratch tables; best-effort boundary windows are not demand); O(tokens / chunk) steps.
      */
     public long[] peakDemand(long tokens, int chunk) {
         if (tokens <= 0 || chunk <= 0) {
@@ -853,7 +908,7 @@ public final class KvCacheManager {
             }
             for (int g : windowGroups) {
                 PageTable t = tables[g];
-                mapWindow(g, c, n, 0, tokens, t, null, true);
+                mapWindow(g, c, n, 0, t, null, true);
                 for (int i = 0; i < t.size(); i++) {
                     if (t.at(i) >= 0) {
                         now[bucketOf[g]]++;

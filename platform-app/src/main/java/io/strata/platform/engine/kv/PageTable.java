@@ -43,6 +43,26 @@ public final class PageTable {
         return Arrays.copyOf(pages, size);
     }
 
+    /** Maps a virtual page that is not mapped yet, growing the table at either end with -1 entries. */
+    void put(long virtual, int page) {
+        if (size == 0) {
+            base = virtual;
+        } else if (virtual < base) {
+            int add = (int) (base - virtual);
+            if (size + add > pages.length) {
+                pages = Arrays.copyOf(pages, Math.max(pages.length * 2, size + add));
+            }
+            System.arraycopy(pages, 0, pages, add, size);
+            Arrays.fill(pages, 0, add, -1);
+            size += add;
+            base = virtual;
+        }
+        while (end() <= virtual) {
+            append(-1);
+        }
+        pages[(int) (virtual - base)] = page;
+    }
+
     void reset(long newBase) {
         base = newBase;
         size = 0;

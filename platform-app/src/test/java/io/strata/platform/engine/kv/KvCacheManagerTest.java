@@ -205,7 +205,9 @@ class KvCacheManagerTest {
             assertThat(r.table(c4a).at(i)).isEqualTo(sharedPages[i]);
         }
         assertThat(r.table(c4a).size()).isEqualTo(32);
-        assertThat(needLarge).isEqualTo(1 + chunkWindowPages(PageBucket.LARGE, hit.computeFrom(), 8100, 8100));
+        assertThat(needLarge).isEqualTo(1 + finalWindowPages(PageBucket.LARGE, hit.computeFrom(), 8100));
+        // the recompute crosses boundaries 2560 ... 7936: their windows are cached again, best effort
+        assertThat(m.cacheBoundaryWindows(r, 8100 - (int) hit.computeFrom(), 0)).isEqualTo(22);
         m.commit(r, 8100 - (int) hit.computeFrom());
         assertThat(m.stats().recomputed()).isEqualTo(m.recomputeDepth());
         m.free(r);
@@ -319,18 +321,57 @@ class KvCacheManagerTest {
     }
 
     @Test
+    void boundaryWindowsUseOnlyPagesTheStepDoesNotNeed() {
+        // MIDDLE sized exactly for the chunk (and the decode after it): no boundary window fits, nothing fails
+        long[] peak = new KvCacheManager(FLASH, new KvPoolSizes(0, 0, 0), true).peakDemand(8192, 8192);
+        int boundaryPages = chunkWindowPages(PageBucket.MIDDLE, 0, 8192, 8292) - finalWindowPages(PageBucket.MIDDLE, 0, 8192);
+        assertThat(boundaryPages % 31).isZero();
+        int perBoundary = boundaryPages / 31;
+        assertThat(perBoundary).isEqualTo(40); // 2 SWA groups x 19 pages + 2 indexer-state pages
+        KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(400, (int) peak[1], 400), true);
+        int[] a = tokens(8192 + 100, 9);
+        KvRequest r = run(m, a);
+        assertThat(m.allocate(r, 8192)).isTrue();
+        assertThat(m.usage(PageBucket.MIDDLE).free()).isLessThan(perBoundary);
+        assertThat(m.cacheBoundaryWindows(r, 8192, 0)).isZero();
+        m.commit(r, 8192);
+        // the blocks are cached, their windows were not: a sharer recomputes the window instead of resuming
+        int[] b = Arrays.copyOf(a, 4096 + 50);
+        PrefixMatch hit = m.match(m.newRequest("b", b, null));
+        assertThat(hit.sharedBlocks()).isEqualTo(16);
+        assertThat(hit.windowHit()).isFalse();
+        m.free(r);
+        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        // with a few boundaries' worth of room beyond the step's need, exactly that many are kept
+        KvCacheManager some = new KvCacheManager(FLASH, new KvPoolSizes(400, (int) peak[1] + 3 * perBoundary, 400), true);
+        KvRequest q = run(some, tokens(8192 + 100, 10));
+        assertThat(some.allocate(q, 8192)).isTrue();
+        assertThat(some.cacheBoundaryWindows(q, 8192, 0)).isEqualTo(3);
+        some.commit(q, 8192);
+        some.free(q);
+        assertThat(some.usage(PageBucket.MIDDLE).used()).isZero();
+    }
+
+    @Test
     void longPrefillChunkMapsTheLastWindowBeforeEveryBoundaryAndCachesIt() {
         KvCacheManager m = roomy();
         int[] a = tokens(8192 + 100, 8);
         KvRequest r = run(m, a);
         StepDemand d = new StepDemand();
         m.addDemand(r, 8192, d);
-        assertThat(d.pages(PageBucket.MIDDLE)).isEqualTo(32 + chunkWindowPages(PageBucket.MIDDLE, 0, 8192, a.length));
-        assertThat(d.pages(PageBucket.LARGE)).isEqualTo(32 + chunkWindowPages(PageBucket.LARGE, 0, 8192, a.length));
+        // what the step needs: its blocks and final window only (boundary windows are best effort)
+        assertThat(d.pages(PageBucket.MIDDLE)).isEqualTo(32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
+        assertThat(d.pages(PageBucket.LARGE)).isEqualTo(32 + finalWindowPages(PageBucket.LARGE, 0, 8192));
         long before = m.usage(PageBucket.MIDDLE).used();
+        long beforeLarge = m.usage(PageBucket.LARGE).used();
         assertThat(m.allocate(r, 8192)).isTrue();
         assertThat(m.usage(PageBucket.MIDDLE).used() - before).isEqualTo(d.pages(PageBucket.MIDDLE));
         int swa = group(CacheKind.SWA_KV);
+        assertThat(m.pageOf(r, swa, 4095)).isEqualTo(-1);
+        // with room to spare, the windows before boundaries 256 ... 7936 are mapped too (8192's is the final one)
+        assertThat(m.cacheBoundaryWindows(r, 8192, 0)).isEqualTo(31);
+        assertThat(m.usage(PageBucket.MIDDLE).used() - before).isEqualTo(32 + chunkWindowPages(PageBucket.MIDDLE, 0, 8192, a.length));
+        assertThat(m.usage(PageBucket.LARGE).used() - beforeLarge).isEqualTo(32 + chunkWindowPages(PageBucket.LARGE, 0, 8192, a.length));
         assertThat(m.pageOf(r, swa, 3900)).isEqualTo(-1);
         assertThat(m.pageOf(r, swa, 4095)).isNotNegative();     // last window before 4096
         assertThat(m.pageOf(r, swa, 4096 - 127)).isNotNegative();
