@@ -47,20 +47,11 @@ public final class KvCacheManager {
     private final int[] bucketOf;
     private final int[] compressedGroups;
     private final int[] windowGroups;
-    /** The group whose block pages anchor each boundary's {@link BoundaryWindow}; -1 with no compressed group. */
-    private final int anchorGroup;
-    /** Per window group: first slot and number of slots of its pages in a {@link BoundaryWindow}. */
-    private final int[] boundarySlotFrom;
-    private final int[] boundarySlotCount;
-    private final int boundarySlots;
+    private final BoundaryWindows boundaryWindows;
     /** Per window group: its spares' offset in {@link KvRequest#spares} and the group's decode worst case. */
     private final int[] spareFrom;
     private final int[] spareCap;
     private final int spareSlots;
-    /** The boundary window of the current release pass (see {@link #holdForBoundary}). */
-    private KvRequest heldFor;
-    private long heldBoundary;
-    private BoundaryWindow heldWindow;
     private final long recomputeDepth;
     private final KvCacheStats stats = new KvCacheStats();
     private final int[] scratch = new int[PageBucket.values().length];
@@ -99,19 +90,6 @@ public final class KvCacheManager {
                 windowGroups[w++] = g;
             }
         }
-        anchorGroup = nc > 0 ? compressedGroups[0] : -1;
-        boundarySlotFrom = new int[groups.length];
-        boundarySlotCount = new int[groups.length];
-        int slots = 0;
-        for (int g : windowGroups) {
-            // spans divide the block, so every boundary's window covers the same pages relative to it
-            KindLayout k = kindOf[g];
-            long lo = k.window().windowStart(B);
-            boundarySlotFrom[g] = slots;
-            boundarySlotCount[g] = lo < B ? (int) (k.pageIndex(B - 1) - k.pageIndex(lo) + 1) : 0;
-            slots += boundarySlotCount[g];
-        }
-        boundarySlots = slots;
         spareFrom = new int[groups.length];
         spareCap = new int[groups.length];
         int spares = 0;
@@ -126,6 +104,12 @@ public final class KvCacheManager {
                 pools[b.ordinal()] = new BlockPool(b, sizes.pages(b), groups.length);
             }
         }
+        BlockPool[] poolOfGroup = new BlockPool[groups.length];
+        for (int g = 0; g < groups.length; g++) {
+            poolOfGroup[g] = pools[bucketOf[g]];
+        }
+        this.boundaryWindows = new BoundaryWindows(kindOf, poolOfGroup, windowGroups,
+                compressedGroups.length > 0 ? compressedGroups[0] : -1, hasher);
         // Rebuilding layer l's window at T exactly needs layer l-1's window over the previous W-1 positions
         // too, and so on down to layer 0, whose keys depend on token embeddings only.
         this.recomputeDepth = (long) (layout.shape().slidingWindow() - 1) * layout.shape().ratios().size();
@@ -195,55 +179,11 @@ public final class KvCacheManager {
         }
         long floor = Math.max(0, (long) h * B - recomputeDepth);
         for (int t = h; t >= 1 && (long) t * B > floor; t--) {
-            if (windowCached(r, (long) t * B)) {
+            if (boundaryWindows.cached(r, (long) t * B)) {
                 return new PrefixMatch(h, (long) t * B, true);
             }
         }
         return new PrefixMatch(h, floor, false);
-    }
-
-    private boolean windowCached(KvRequest r, long t) {
-        BoundaryWindow w = boundaryWindow(r, t);
-        if (w == null) {
-            return boundarySlots == 0;
-        }
-        for (int g : windowGroups) {
-            for (int i = 0; i < boundarySlotCount[g]; i++) {
-                if (w.page(boundarySlotFrom[g] + i, pool(g)) < 0) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-    /** The cached window pages for resuming at boundary {@code t}, or null (its block is not cached). */
-    private BoundaryWindow boundaryWindow(KvRequest r, long t) {
-        int anchor = anchorPage(r, (int) (t / B) - 1);
-        return anchor < 0 ? null : pool(anchorGroup).window(anchor);
-    }
-
-    /** The indexed page of the anchor group for {@code block} of the request's chain, or -1. */
-    private int anchorPage(KvRequest r, int block) {
-        if (anchorGroup < 0 || block < 0 || block >= r.hashes.size()) {
-            return -1;
-        }
-        BlockHash h = r.hashes.get(block);
-        BlockPool pool = pool(anchorGroup);
-        int own = r.tables[anchorGroup].page(block);
-        if (own >= 0) {
-            CacheKey key = pool.key(own);
-            if (key != null && (key.hash == h || key.hash.equals(h))) {
-                return own;
-            }
-        }
-        return pool.lookup(new CacheKey(anchorGroup, h, 0));
-    }
-
-    /** First virtual page of a window group's slots in the boundary window before {@code t}. */
-    private long boundaryFirstPage(int g, long t) {
-        KindLayout k = kindOf[g];
-        return k.pageIndex(k.window().windowStart(t));
     }
 
     /**
@@ -285,11 +225,11 @@ public final class KvCacheManager {
                 }
             }
         }
-        BoundaryWindow w = m.windowHit() ? boundaryWindow(r, from) : null;
+        BoundaryWindow w = m.windowHit() ? boundaryWindows.find(r, from) : null;
         for (int g : windowGroups) {
             KindLayout k = kindOf[g];
-            for (int i = 0; w != null && i < boundarySlotCount[g]; i++) {
-                int p = w.page(boundarySlotFrom[g] + i, pool(g));
+            for (int i = 0; w != null && i < boundaryWindows.slotCount(g); i++) {
+                int p = boundaryWindows.page(w, g, i);
                 if (p >= 0 && pool(g).evictable(p)) {
                     need[bucketOf[g]]++;
                 }
@@ -322,17 +262,18 @@ public final class KvCacheManager {
                 t.append(p);
             }
         }
-        BoundaryWindow w = m.windowHit() && boundarySlots > 0 ? boundaryWindow(r, from) : null;
-        if (m.windowHit() && boundarySlots > 0 && w == null) {
+        boolean windows = m.windowHit() && boundaryWindows.slots() > 0;
+        BoundaryWindow w = windows ? boundaryWindows.find(r, from) : null;
+        if (windows && w == null) {
             throw new IllegalStateException(r + ": the window before " + from + " left the cache between match and admit");
         }
         for (int g : windowGroups) {
             KindLayout k = kindOf[g];
             PageTable t = r.tables[g];
-            if (w != null && boundarySlotCount[g] > 0) {
-                t.reset(boundaryFirstPage(g, from));
-                for (int i = 0; i < boundarySlotCount[g]; i++) {
-                    int p = w.page(boundarySlotFrom[g] + i, pool(g));
+            if (w != null && boundaryWindows.slotCount(g) > 0) {
+                t.reset(boundaryWindows.firstPage(g, from));
+                for (int i = 0; i < boundaryWindows.slotCount(g); i++) {
+                    int p = boundaryWindows.page(w, g, i);
                     if (p < 0) {
                         throw new IllegalStateException(r + ": window page " + i + " of group " + g + " left the cache");
                     }
@@ -466,7 +407,7 @@ public final class KvCacheManager {
      */
     public int cacheBoundaryWindows(KvRequest r, int newTokens, int draftTokens) {
         requireRunning(r);
-        if (!prefixCaching || boundarySlots == 0 || newTokens <= 1) {
+        if (!prefixCaching || boundaryWindows.slots() == 0 || newTokens <= 1) {
             return 0;
         }
         long c = r.computed;
@@ -669,7 +610,7 @@ public final class KvCacheManager {
         if (end < r.minReleaseAt) {
             return;
         }
-        forgetHeldWindow();
+        boundaryWindows.endPass();
         for (int g : windowGroups) {
             if (end < r.releaseAt[g]) {
                 continue;
@@ -688,7 +629,7 @@ public final class KvCacheManager {
             t.dropFront(drop);
             refresh(r, g);
         }
-        forgetHeldWindow();
+        boundaryWindows.endPass();
         aggregate(r);
     }
 
@@ -735,60 +676,13 @@ public final class KvCacheManager {
         if (page < 0) {
             return;
         }
-        KindLayout k = kindOf[g];
-        boolean named = false;
-        if (prefixCaching && boundarySlotCount[g] > 0) {
-            long block = k.firstPosition(v) / B;
-            long boundary = (block + 1) * B;
-            // Only pages inside the last window before a block boundary can ever serve a resume.
-            if (boundary <= Math.min(r.computed, r.tokenCount) && k.endPosition(v) > k.window().windowStart(boundary)) {
-                r.ensureHashes((int) block + 1, hasher);
-                named = holdForBoundary(r, g, v, page, boundary);
-            }
-        }
+        boolean named = prefixCaching && boundaryWindows.offer(r, g, v, page);
         // A page the request allocated itself and no boundary window names is seen by nobody else: keep it.
-        if (!named && r.spareCount[g] < room && k.firstPosition(v) >= r.windowSharedUntil) {
+        if (!named && r.spareCount[g] < room && kindOf[g].firstPosition(v) >= r.windowSharedUntil) {
             r.spares[spareFrom[g] + r.spareCount[g]++] = page;
             return;
         }
         pool(g).release(page);
-    }
-
-    /**
-     * Names a released window page in the boundary window of its block, so a later request can resume
-     * there; returns whether the boundary window names the page (then others may read it).
-     */
-    private boolean holdForBoundary(KvRequest r, int g, long v, int page, long boundary) {
-        long slot = v - boundaryFirstPage(g, boundary);
-        if (slot < 0 || slot >= boundarySlotCount[g]) {
-            return false;
-        }
-        BoundaryWindow w;
-        if (heldFor == r && heldBoundary == boundary) {
-            w = heldWindow;
-        } else {
-            int anchor = anchorPage(r, (int) (boundary / B) - 1);
-            if (anchor < 0) {
-                return false;
-            }
-            BlockPool anchors = pool(anchorGroup);
-            w = anchors.window(anchor);
-            if (w == null) {
-                w = new BoundaryWindow(boundarySlots);
-                anchors.attachWindow(anchor, w);
-            }
-            // a release pass hands over a boundary's pages together: look its anchor up once
-            heldFor = r;
-            heldBoundary = boundary;
-            heldWindow = w;
-        }
-        return w.offer(boundarySlotFrom[g] + (int) slot, page, pool(g));
-    }
-
-    /** Ends a release pass: the next one must look anchors up again (pools may have changed in between). */
-    private void forgetHeldWindow() {
-        heldFor = null;
-        heldWindow = null;
     }
 
     /** Releases every page of a finished or aborted request; complete blocks stay cached. */
@@ -824,7 +718,7 @@ public final class KvCacheManager {
 
     private void releaseAll(KvRequest r) {
         boolean wasLive = r.state == KvRequest.State.RUNNING;
-        forgetHeldWindow();
+        boundaryWindows.endPass();
         // Tail first, so that among this request's cached pages the end of the chain is evicted first.
         releaseSpares(r);
         for (int g = groups.length - 1; g >= 0; g--) {
@@ -845,7 +739,7 @@ public final class KvCacheManager {
             r.releaseAt[g] = Long.MAX_VALUE;
             r.slotsFrom[g] = 0;
         }
-        forgetHeldWindow();
+        boundaryWindows.endPass();
         aggregate(r);
         if (wasLive) {
             live--;
