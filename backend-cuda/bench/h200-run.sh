@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What one device call runs on the H200 (no Java there: the GPU bundle brings its own runtime).
-#   backend-cuda/bench/h200-run.sh [parity] [smoke] [bench:KERNELS] [kvbench]   (results under $OUT)
+#   backend-cuda/bench/h200-run.sh [parity] [smoke] [bench:KERNELS] [kvbench] [cpubench]   (results under $OUT)
 # Needs .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle) and .bundle/test (scripts/gpu-bundle-tests);
 # kvbench needs .bundle/bench/benchmarks.jar (cp benchmarks/target/benchmarks.jar .bundle/bench/).
 set -uo pipefail
@@ -46,6 +46,15 @@ for step in "$@"; do
       sh /tmp/test-$name/run-tests $b/strata-gpu 2>&1 | grep -E 'tests (successful|failed)|✘' | sed "s/^/[$name parity] /"
       PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_kernels.py --lib "$lib" \
         --out /tmp/$name --kernels "${step#*:}" --skip-compile 2>&1 | tee "$out/$name.txt" | tail -10 ;;
+    cpubench)
+      # the CPU backend's decode against this host's memory bandwidth (synthetic model: no checkpoint travels);
+      # a freshly built plugin jar (carried as backend-plugin-example/target/*.jar) wins over the bundle's
+      cpu=$(ls backend-plugin-example/target/backend-plugin-example-*.jar 2>/dev/null | grep -v -e sources -e tests | head -1)
+      [[ -z "$cpu" ]] && cpu=$(ls $b/strata-gpu/plugins/backend-plugin-example-*.jar)
+      lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/cpu.txt"
+      $b/strata-gpu/runtime/bin/java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx16g \
+        -cp "$cpu:$b/strata-gpu/app/lib/*" io.strata.backend.cpu.bench.CpuBenchmark /no-fixture-here \
+        --prefill 256 --decode 64 --bandwidth-mib 1024 2>&1 | tee "$out/cpubench.txt" | tail -12 ;;
     kvbench)
       # the host-side KV bookkeeping benchmark on this host's CPU, with the bundle's runtime
       lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/kv-cpu.txt"
