@@ -132,7 +132,7 @@ final class BlockPool {
         return p;
     }
 
-    /** Whether only its one user can see the page: one reference, not indexed, not named by a window. */
+    /** Whether only its one user can see the page: one reference, not indexed, not named by a window (tests). */
     boolean exclusive(int page) {
         int m = S * page;
         return meta[m + REFS] == 1 && meta[m + HELD] == 0 && meta[m + FP_LO] == 0 && meta[m + FP_HI] == 0;

@@ -413,7 +413,7 @@ public final class KvCacheManager {
         long c = r.computed;
         long limit = Math.min(c + Math.max(1, newTokens - Math.max(0, draftTokens)), r.tokenCount);
         int mapped = 0;
-        boolean changed = false;
+        boundaries:
         for (long boundary = (c / B + 1) * B; boundary <= limit; boundary += B) {
             Arrays.fill(scratch, 0);
             boolean any = false;
@@ -427,22 +427,15 @@ public final class KvCacheManager {
             }
             for (int b = 0; b < scratch.length; b++) {
                 if (scratch[b] > 0 && (pools[b] == null || scratch[b] > pools[b].free())) {
-                    if (changed) {
-                        for (int g : windowGroups) {
-                            refresh(r, g);
-                        }
-                        aggregate(r);
-                    }
-                    return mapped;
+                    break boundaries;
                 }
             }
             for (int g : windowGroups) {
                 boundaryPagesMissing(r, g, c, newTokens, draftTokens, boundary, true);
             }
-            changed = true;
             mapped++;
         }
-        if (changed) {
+        if (mapped > 0) {
             for (int g : windowGroups) {
                 refresh(r, g);
             }
