@@ -48,10 +48,7 @@ public final class KvCacheManager {
     private final int[] compressedGroups;
     private final int[] windowGroups;
     private final BoundaryWindows boundaryWindows;
-    /** Per window group: its spares' offset in {@link KvRequest#spares} and the group's decode worst case. */
-    private final int[] spareFrom;
-    private final int[] spareCap;
-    private final int spareSlots;
+    private final WindowPages windowPages;
     private final long recomputeDepth;
     private final KvCacheStats stats = new KvCacheStats();
     private final int[] scratch = new int[PageBucket.values().length];
@@ -90,15 +87,6 @@ public final class KvCacheManager {
                 windowGroups[w++] = g;
             }
         }
-        spareFrom = new int[groups.length];
-        spareCap = new int[groups.length];
-        int spares = 0;
-        for (int g : windowGroups) {
-            spareFrom[g] = spares;
-            spareCap[g] = kindOf[g].worstPages();
-            spares += spareCap[g];
-        }
-        spareSlots = spares;
         for (PageBucket b : PageBucket.values()) {
             if (layout.hasBucket(b)) {
                 pools[b.ordinal()] = new BlockPool(b, sizes.pages(b), groups.length);
@@ -110,6 +98,7 @@ public final class KvCacheManager {
         }
         this.boundaryWindows = new BoundaryWindows(kindOf, poolOfGroup, windowGroups,
                 compressedGroups.length > 0 ? compressedGroups[0] : -1, hasher);
+        this.windowPages = new WindowPages(kindOf, poolOfGroup, windowGroups, boundaryWindows, prefixCaching);
         // Rebuilding layer l's window at T exactly needs layer l-1's window over the previous W-1 positions
         // too, and so on down to layer 0, whose keys depend on token embeddings only.
         this.recomputeDepth = (long) (layout.shape().slidingWindow() - 1) * layout.shape().ratios().size();
@@ -143,7 +132,7 @@ public final class KvCacheManager {
         if (promptTokens.length == 0) {
             throw new IllegalArgumentException("request " + id + ": empty prompt");
         }
-        return new KvRequest(id, BlockHash.seed(modelId, cacheSalt), promptTokens, groups.length, spareSlots);
+        return new KvRequest(id, BlockHash.seed(modelId, cacheSalt), promptTokens, groups.length, windowPages.spareSlots());
     }
 
     /** Adds a sampled token to the request's known tokens (needed to hash blocks of generated text). */
@@ -367,32 +356,7 @@ public final class KvCacheManager {
         if (kindOf[g].kind().compressed()) {
             return (int) Math.max(0, ceilDiv(end, B) - t.end());
         }
-        if (n == 1 && draft <= 0) {
-            // a decode step: position c needs a page unless the window is empty after it (no boundary
-            // window can lie strictly inside a one-position step)
-            return kindOf[g].window().windowStart(end) > c ? 0 : 1;
-        }
-        return mapWindow(g, c, n, draft, t, null, false);
-    }
-
-    /**
-     * The window pages a step {@code [c, c+n)} needs beyond the table's end: those of the window that
-     * survives the step (positions before it inside the chunk stay -1, "do not persist"). Only counts
-     * unless {@code append}; then appends the pages (-1 for the positions in between; the owner's spares
-     * first, then pool pages; page 0 when {@code owner} is null, for {@link #peakDemand}) and returns the
-     * count. Boundary windows inside the chunk are not part of it: see {@link #cacheBoundaryWindows}.
-     */
-    private int mapWindow(int g, long c, int n, int draft, PageTable t, KvRequest owner, boolean append) {
-        KindLayout k = kindOf[g];
-        long from = Math.max(k.pageIndex(windowSlotsFrom(k, c, n, draft)), t.end());
-        long to = k.pageIndex(c + n - 1);
-        if (from > to) {
-            return 0;
-        }
-        if (append) {
-            appendPages(t, from, to, owner, g);
-        }
-        return (int) (to - from + 1);
+        return windowPages.needed(r, g, c, n, draft);
     }
 
     /**
@@ -418,7 +382,7 @@ public final class KvCacheManager {
             Arrays.fill(scratch, 0);
             boolean any = false;
             for (int g : windowGroups) {
-                int missing = boundaryPagesMissing(r, g, c, newTokens, draftTokens, boundary, false);
+                int missing = windowPages.mapBoundary(r, g, c, newTokens, draftTokens, boundary, false);
                 any |= missing > 0;
                 scratch[bucketOf[g]] += Math.max(0, missing - r.spareCount[g]);
             }
@@ -431,7 +395,7 @@ public final class KvCacheManager {
                 }
             }
             for (int g : windowGroups) {
-                boundaryPagesMissing(r, g, c, newTokens, draftTokens, boundary, true);
+                windowPages.mapBoundary(r, g, c, newTokens, draftTokens, boundary, true);
             }
             mapped++;
         }
@@ -442,63 +406,6 @@ public final class KvCacheManager {
             aggregate(r);
         }
         return mapped;
-    }
-
-    /**
-     * Pages of group {@code g}'s last window before {@code boundary} that the step's table leaves unmapped
-     * (those of the step's final window are mapped already); maps them when {@code map}.
-     */
-    private int boundaryPagesMissing(KvRequest r, int g, long c, int n, int draft, long boundary, boolean map) {
-        KindLayout k = kindOf[g];
-        long slots = windowSlotsFrom(k, c, n, draft);
-        long lo = Math.max(c, k.window().windowStart(boundary));
-        if (lo >= boundary || lo >= slots) {
-            return 0;
-        }
-        long from = k.pageIndex(lo);
-        long to = Math.min(k.pageIndex(boundary - 1), k.pageIndex(slots) - 1);
-        PageTable t = r.tables[g];
-        int missing = 0;
-        for (long v = from; v <= to; v++) {
-            if (t.page(v) < 0) {
-                missing++;
-                if (map) {
-                    t.put(v, takePage(r, g));
-                }
-            }
-        }
-        return missing;
-    }
-
-    /** Maps virtual pages {@code [from, to]}, leaving -1 for unmapped ones between the table end and {@code from}. */
-    private void appendPages(PageTable t, long from, long to, KvRequest owner, int g) {
-        if (t.size() == 0 && from > t.base()) {
-            t.reset(from);
-        }
-        while (t.end() < from) {
-            t.append(-1);
-        }
-        for (long v = from; v <= to; v++) {
-            t.append(owner == null ? 0 : takePage(owner, g));
-        }
-    }
-
-    /** A page for a window group: the request's latest spare, else one from the pool. */
-    private int takePage(KvRequest r, int g) {
-        int n = r.spareCount[g];
-        if (n > 0) {
-            r.spareCount[g] = n - 1;
-            return r.spares[spareFrom[g] + n - 1];
-        }
-        return pool(g).allocate(g);
-    }
-
-    /**
-     * First position of a step that gets a window slot: everything from the earliest window that can
-     * survive the step, i.e. the window at the shortest possible commit ({@code n - draft} positions).
-     */
-    private static long windowSlotsFrom(KindLayout k, long c, int n, int draft) {
-        return Math.max(c, k.window().windowStart(c + Math.max(1, n - Math.max(0, draft))));
     }
 
     /**
@@ -540,12 +447,8 @@ public final class KvCacheManager {
                 for (long v = t.end(), last = ceilDiv(c + newTokens, B); v < last; v++) {
                     t.append(pool.allocate(g));
                 }
-            } else if (newTokens == 1 && draftTokens <= 0) {
-                appendPages(t, kindOf[g].pageIndex(c), kindOf[g].pageIndex(c), r, g);
-                r.slotsFrom[g] = c;
             } else {
-                mapWindow(g, c, newTokens, draftTokens, t, r, true);
-                r.slotsFrom[g] = Math.max(c, windowSlotsFrom(kindOf[g], c, newTokens, draftTokens));
+                r.slotsFrom[g] = windowPages.allocate(r, g, c, newTokens, draftTokens);
             }
             refresh(r, g);
         }
@@ -583,7 +486,7 @@ public final class KvCacheManager {
         }
         r.computed = end;
         if (computedTokens > 1) {
-            releaseSpares(r);
+            windowPages.releaseSpares(r);
         }
         if (prefixCaching) {
             int full = (int) (Math.min(end, r.tokenCount) / B);
@@ -615,9 +518,9 @@ public final class KvCacheManager {
             // Decode steps keep what they release for their next pages, up to the group's decode worst case
             // with the table's remaining entries. Multi-position steps keep none, so a chunk's peak never
             // includes spares (peakDemand stays exact).
-            int room = computedTokens == 1 ? spareCap[g] - (t.size() - drop) : 0;
+            int room = windowPages.spareRoom(g, computedTokens, t.size() - drop);
             for (int i = 0; i < drop; i++) {
-                releaseWindowPage(r, g, t.base() + i, t.at(i), room);
+                windowPages.release(r, g, t.base() + i, t.at(i), room);
             }
             t.dropFront(drop);
             refresh(r, g);
@@ -660,24 +563,6 @@ public final class KvCacheManager {
         }
     }
 
-    /**
-     * Gives back a window page that fell behind the window: named in its boundary's window when it can
-     * serve a resume, else kept as a spare while the request holds fewer than {@code room} pages of the
-     * group beyond its table (so a decode step's turnover never reaches the pool), else returned.
-     */
-    private void releaseWindowPage(KvRequest r, int g, long v, int page, int room) {
-        if (page < 0) {
-            return;
-        }
-        boolean named = prefixCaching && boundaryWindows.offer(r, g, v, page);
-        // A page the request allocated itself and no boundary window names is seen by nobody else: keep it.
-        if (!named && r.spareCount[g] < room && kindOf[g].firstPosition(v) >= r.windowSharedUntil) {
-            r.spares[spareFrom[g] + r.spareCount[g]++] = page;
-            return;
-        }
-        pool(g).release(page);
-    }
-
     /** Releases every page of a finished or aborted request; complete blocks stay cached. */
     public void free(KvRequest r) {
         if (r.state == KvRequest.State.FINISHED) {
@@ -700,20 +585,11 @@ public final class KvCacheManager {
         stats.recordPreemption();
     }
 
-    private void releaseSpares(KvRequest r) {
-        for (int g : windowGroups) {
-            for (int i = 0; i < r.spareCount[g]; i++) {
-                pool(g).release(r.spares[spareFrom[g] + i]);
-            }
-            r.spareCount[g] = 0;
-        }
-    }
-
     private void releaseAll(KvRequest r) {
         boolean wasLive = r.state == KvRequest.State.RUNNING;
         boundaryWindows.endPass();
         // Tail first, so that among this request's cached pages the end of the chain is evicted first.
-        releaseSpares(r);
+        windowPages.releaseSpares(r);
         for (int g = groups.length - 1; g >= 0; g--) {
             PageTable t = r.tables[g];
             boolean compressed = kindOf[g].kind().compressed();
@@ -724,7 +600,7 @@ public final class KvCacheManager {
                         pool(g).release(p);
                     }
                 } else {
-                    releaseWindowPage(r, g, t.base() + i, p, 0);
+                    windowPages.release(r, g, t.base() + i, p, 0);
                 }
             }
             t.reset(0);
@@ -795,7 +671,7 @@ public final class KvCacheManager {
             }
             for (int g : windowGroups) {
                 PageTable t = tables[g];
-                mapWindow(g, c, n, 0, t, null, true);
+                windowPages.map(g, c, n, 0, t, null, true);
                 for (int i = 0; i < t.size(); i++) {
                     if (t.at(i) >= 0) {
                         now[bucketOf[g]]++;
@@ -845,7 +721,7 @@ public final class KvCacheManager {
 
     /** Spare window pages a request holds for a group outside its table (tests and leak checks). */
     int[] spares(KvRequest r, int group) {
-        return Arrays.copyOfRange(r.spares, spareFrom[group], spareFrom[group] + r.spareCount[group]);
+        return windowPages.spares(r, group);
     }
 
     /** Reference count of a page (tests and leak checks). */
