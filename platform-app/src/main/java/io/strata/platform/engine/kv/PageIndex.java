@@ -1,6 +1,5 @@
 package io.strata.platform.engine.kv;
 
-import java.util.Arrays;
 
 /**
  * The prefix-cache index of one pool: which page holds a {@link CacheKey}. Open addressing with linear
