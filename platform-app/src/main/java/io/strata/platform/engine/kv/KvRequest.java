@@ -29,7 +29,7 @@ public final class KvRequest {
     long maxSlotsFrom;
     /**
      * Window pages this request released and keeps for its next window allocations (per group a stack at
-     * the manager's offset, {@link #spareCount} deep), so that decode-time page turnover stays off the
+     * {@link WindowPages}' offset, {@link #spareCount} deep), so that decode-time page turnover stays off the
      * pools. Counted as used: they are what the request holds at its worst decode step anyway.
      */
     final int[] spares;
