@@ -52,8 +52,7 @@ public class CompletionsController {
         trace.model(modelName);
         TextCodec codec = engine.codec();
         List<PromptInput> prompts = PromptInput.readAll(f.raw("prompt"), "prompt", codec, card.vocabSize(), true);
-        trace.prompt(prompts.size() == 1 ? prompts.getFirst().text()
-                : String.join("\n\n", prompts.stream().map(PromptInput::text).toList()),
+        trace.prompt(String.join("\n\n", prompts.stream().map(PromptInput::text).toList()),
                 prompts.stream().mapToInt(p -> p.ids().length).sum());
         if (f.has("suffix")) {
             throw ApiException.invalid("suffix", "suffix is not supported by this model");
