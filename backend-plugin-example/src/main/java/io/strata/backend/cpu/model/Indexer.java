@@ -1,13 +1,10 @@
 package io.strata.backend.cpu.model;
 
-import io.strata.model.format.ActivationQuant;
-import io.strata.model.format.Bf16;
 import io.strata.backend.cpu.kv.LayerCache;
-import io.strata.backend.cpu.ops.Hadamard;
+import io.strata.backend.cpu.ops.IndexerMath;
 import io.strata.backend.cpu.ops.Linear;
 import io.strata.backend.cpu.ops.Parallel;
 import io.strata.backend.cpu.ops.Rope;
-import io.strata.backend.cpu.ops.VectorMath;
 import io.strata.backend.cpu.weights.TensorSource;
 
 /**
@@ -35,7 +32,7 @@ final class Indexer {
         this.weightsProj = Linears.bf16Out(src, prefix + ".weights_proj", heads, dim);
         this.compressor = new Compressor(src, prefix + ".compressor", 4, headDim, dim, true, eps, rope);
         this.rope = rope;
-        this.weightScale = (float) (Math.pow(headDim, -0.5) * Math.pow(heads, -0.5));
+        this.weightScale = IndexerMath.weightScale(heads, headDim);
     }
 
     long weightBytes() {
@@ -66,16 +63,10 @@ final class Indexer {
         wqB.forward(qr, n, q);
         weightsProj.forward(x, n, w);
         int half = rope.dim() / 2;
-        float hs = (float) (1.0 / Math.sqrt(headDim));
         for (int t = 0; t < n; t++) {
+            IndexerMath.prepareQuery(q, t * qw, heads, headDim, rope.dim(), cos, sin, t * half);
             for (int h = 0; h < heads; h++) {
-                int off = t * qw + h * headDim;
-                Rope.rotate(q, off + headDim - rope.dim(), cos, sin, t * half, half, false);
-                Hadamard.transform(q, off, headDim, hs);
-            }
-            ActivationQuant.fp4RoundTrip(q, t * qw, qw, 32);
-            for (int h = 0; h < heads; h++) {
-                w[t * heads + h] = Bf16.round(w[t * heads + h] * weightScale);
+                w[t * heads + h] = IndexerMath.weight(w[t * heads + h], weightScale);
             }
         }
         int total = (p0 + n) / 4;
@@ -90,43 +81,12 @@ final class Indexer {
             for (int t = from; t < to; t++) {
                 int visible = (p0 + t + 1) / 4;
                 for (int j = 0; j < visible; j++) {
-                    float s = 0f;
-                    for (int h = 0; h < heads; h++) {
-                        float d = Bf16.round(VectorMath.dot(q, t * qw + h * headDim, keys, j * headDim, headDim));
-                        if (d > 0f) {
-                            s += Bf16.round(d * w[t * heads + h]);
-                        }
-                    }
-                    scores[j] = Bf16.round(s);
+                    scores[j] = IndexerMath.score(q, t * qw, w, t * heads, keys, j * headDim, heads, headDim);
                 }
                 int k = Math.min(topk, visible);
-                topK(scores, visible, k, sel, t * topk);
+                IndexerMath.topK(scores, visible, k, sel, t * topk);
                 count[t] = k;
             }
         });
-    }
-
-    /** The {@code k} highest scores, higher first, lower index first among equals. */
-    private static void topK(float[] scores, int n, int k, int[] out, int off) {
-        if (k == n) {
-            for (int j = 0; j < n; j++) {
-                out[off + j] = j;
-            }
-            return;
-        }
-        // partial selection: keep a sorted array of the best k (k is small relative to n in practice)
-        int filled = 0;
-        for (int j = 0; j < n; j++) {
-            float s = scores[j];
-            if (filled == k && !(s > scores[out[off + k - 1]])) {
-                continue;
-            }
-            int pos = filled < k ? filled++ : k - 1;
-            while (pos > 0 && s > scores[out[off + pos - 1]]) {
-                out[off + pos] = out[off + pos - 1];
-                pos--;
-            }
-            out[off + pos] = j;
-        }
     }
 }
