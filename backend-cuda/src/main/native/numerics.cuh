@@ -113,7 +113,36 @@ struct EntryLayout {
     __device__ __forceinline__ uint8_t *scales(int64_t slot) const {
         return page(slot) + scale_base + (int64_t) (slot % entries_per_page) * scale_stride;
     }
+    // The same for a slot below 2^32 with 32-bit division (64-bit division is a long subroutine).
+    __device__ __forceinline__ uint8_t *data32(uint32_t slot) const {
+        uint32_t pg = slot / (uint32_t) entries_per_page, e = slot - pg * (uint32_t) entries_per_page;
+        return pool + (int64_t) pg * page_bytes + (int64_t) e * data_stride;
+    }
+    __device__ __forceinline__ uint8_t *scales32(uint32_t slot) const {
+        uint32_t pg = slot / (uint32_t) entries_per_page, e = slot - pg * (uint32_t) entries_per_page;
+        return pool + (int64_t) pg * page_bytes + scale_base + (int64_t) e * scale_stride;
+    }
 };
+
+// Walsh-Hadamard over 128 channels held 4 per lane by one warp, same butterfly order as the CPU
+// backend (h = 1, 2, 4, ..., 64), then bf16(x * 128^-0.5).
+__device__ __forceinline__ void hadamard128(float *x, int lane) {
+    float a0 = x[0], a1 = x[1], a2 = x[2], a3 = x[3];
+    float b0 = __fadd_rn(a0, a1), b1 = __fsub_rn(a0, a1), b2 = __fadd_rn(a2, a3), b3 = __fsub_rn(a2, a3);  // h = 1
+    x[0] = __fadd_rn(b0, b2); x[2] = __fsub_rn(b0, b2); x[1] = __fadd_rn(b1, b3); x[3] = __fsub_rn(b1, b3);  // h = 2
+#pragma unroll
+    for (int m = 1; m < 32; m <<= 1) {  // h = 4 * m
+        bool upper = (lane & m) != 0;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            float other = __shfl_xor_sync(0xffffffffu, x[i], m);
+            x[i] = upper ? __fsub_rn(other, x[i]) : __fadd_rn(x[i], other);
+        }
+    }
+    const float scale = 0.088388347648318440f;  // 128^-0.5 rounded to fp32
+#pragma unroll
+    for (int i = 0; i < 4; i++) x[i] = bf16_round(__fmul_rn(x[i], scale));
+}
 
 }  // namespace strata
 

@@ -58,3 +58,49 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
 
 /* RoPE on the last 64 channels of 512-wide bf16 rows (row r uses cos|sin row r / heads_per_token). */
 int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t rope_cos_sin, int inverse, int64_t stream);
+
+/* ---- lightning indexer (indexer.cu): numerics identical to the CPU backend's Indexer ----------
+ * q_prep: q bf16 [num_tokens, num_heads, 128] (wq_b output), w bf16 [num_tokens, num_heads]
+ * (weights_proj output), rope_cos_sin fp32 [num_tokens, 64] -> q_codes int8 [num_tokens, num_heads, 128]
+ * (twice the e2m1 value of fp4(hadamard(rope(q)) * 128^-0.5)), q_scales fp32 [num_tokens, num_heads, 4]
+ * (ue8m0 per 32 channels), w_out fp32 [num_tokens, num_heads] = bf16(w * weight_scale). */
+int strata_indexer_q_prep(int64_t q, int64_t w, int64_t rope_cos_sin, int64_t q_codes, int64_t q_scales,
+                          int64_t w_out, int num_tokens, int num_heads, float weight_scale, int64_t stream);
+
+/* scores: for query i (position query_pos[i], sequence query_seq[i]) and every visible compressed entry
+ * j < (pos+1)/4, score = bf16(sum_h bf16(bf16(q_h.k_j) * w_h) over q_h.k_j > 0), written as bf16 bits to
+ * scores[i * score_stride + j]. Keys are the 68-byte FP4 entries, entry j at slot
+ * block_table[seq * table_stride + j / entries_per_page] * entries_per_page + j % entries_per_page of
+ * the cache layout (key_pool with the layer's offset folded in; addressing as above). num_heads <= 128;
+ * max_candidates bounds (pos+1)/4 over the queries. */
+int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_heads, int64_t query_pos,
+                          int64_t query_seq, int64_t block_table, int table_stride, int64_t key_pool,
+                          int64_t key_page_bytes, int entries_per_page, int data_stride, int scale_base,
+                          int scale_stride, int64_t scores, int64_t score_stride, int num_queries,
+                          int max_candidates, int64_t stream);
+
+/* top-k: per query the min(k, (pos+1)/4) highest scores, the lower index first among equal scores (the
+ * CPU backend's rule), as candidate indices in out_idx int32 [num_queries, k] (unordered; -1 past the
+ * selection). If attn_list != 0, the same selection also goes to attn_list[i * list_stride + list_offset
+ * ...] as tagged slots (tag << 30 | slot, slot from block_table as for the scores), -1 padded to k.
+ * score_stride must be a multiple of 8; max_candidates (the largest (pos+1)/4) at most 262,144 (1M
+ * positions). */
+int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos, int k, int64_t out_idx,
+                        int64_t query_seq, int64_t block_table, int table_stride, int entries_per_page,
+                        int64_t attn_list, int64_t list_stride, int list_offset, int tag, int num_queries,
+                        int max_candidates, int64_t stream);
+
+/* ---- sparse attention with sink over FP8 entries (sparse_attn.cu) -------------------------------
+ * q bf16 [num_rows, num_heads, 512] (after head norm and RoPE); out bf16 [num_rows, num_heads, 512]
+ * (before inverse RoPE). Row r attends the first list_len[r] entries of lists[r * list_stride ...]:
+ * a tagged slot (bits 30-31 source index, bits 0-29 slot in that source) or -1 (skip). sources: host
+ * array of num_sources (<= 3) x {pool, page_bytes, entries_per_page, data_stride, scale_base,
+ * scale_stride} describing 584-byte FP8 entries (data 16-byte aligned, 576 bytes: 448 e4m3 + 64 bf16;
+ * scales 8-byte aligned: 7 ue8m0 + pad). sink fp32 [num_heads]; scale = 512^-0.5. */
+int64_t strata_sparse_attn_smem_bytes(void);
+/* When few rows would leave SMs idle, a row's list is split over several CTAs and merged by a second
+ * kernel; that needs workspace of this many bytes (0: no split for this shape; workspace 0 = no split). */
+int64_t strata_sparse_attn_workspace_bytes(int num_rows, int num_heads, int64_t list_stride);
+int strata_sparse_attn(int64_t q, int num_heads, int64_t lists, int64_t list_len, int64_t list_stride,
+                       int64_t sink, float scale, const int64_t *sources, int num_sources, int64_t out,
+                       int num_rows, int64_t workspace, int64_t stream);

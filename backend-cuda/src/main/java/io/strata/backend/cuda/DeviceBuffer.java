@@ -132,6 +132,15 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
+    public int[] downloadInts(int n) {
+        try (IntPointer p = new IntPointer(n)) {
+            copyOut(p, 4L * n);
+            int[] out = new int[n];
+            p.get(out);
+            return out;
+        }
+    }
+
     public byte[] downloadBytes(int n) {
         try (BytePointer p = new BytePointer(n)) {
             copyOut(p, n);

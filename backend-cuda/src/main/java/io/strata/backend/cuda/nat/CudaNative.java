@@ -76,4 +76,31 @@ public final class CudaNative {
             @Cast("int64_t") long cachePool, @Cast("int64_t") long pageBytes, int entriesPerPage, int dataStride,
             int scaleBase, int scaleStride, int numTokens, int numHeads, float eps, int fused,
             @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
+
+    // ---- lightning indexer and sparse attention ----
+
+    public static native int strata_indexer_q_prep(@Cast("int64_t") long q, @Cast("int64_t") long w,
+            @Cast("int64_t") long ropeCosSin, @Cast("int64_t") long qCodes, @Cast("int64_t") long qScales,
+            @Cast("int64_t") long wOut, int numTokens, int numHeads, float weightScale, @Cast("int64_t") long stream);
+
+    public static native int strata_indexer_scores(@Cast("int64_t") long qCodes, @Cast("int64_t") long qScales,
+            @Cast("int64_t") long w, int numHeads, @Cast("int64_t") long queryPos, @Cast("int64_t") long querySeq,
+            @Cast("int64_t") long blockTable, int tableStride, @Cast("int64_t") long keyPool,
+            @Cast("int64_t") long keyPageBytes, int entriesPerPage, int dataStride, int scaleBase, int scaleStride,
+            @Cast("int64_t") long scores, @Cast("int64_t") long scoreStride, int numQueries, int maxCandidates,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_indexer_topk(@Cast("int64_t") long scores, @Cast("int64_t") long scoreStride,
+            @Cast("int64_t") long queryPos, int k, @Cast("int64_t") long outIdx, @Cast("int64_t") long querySeq,
+            @Cast("int64_t") long blockTable, int tableStride, int entriesPerPage, @Cast("int64_t") long attnList,
+            @Cast("int64_t") long listStride, int listOffset, int tag, int numQueries, int maxCandidates,
+            @Cast("int64_t") long stream);
+
+    public static native @Cast("int64_t") long strata_sparse_attn_workspace_bytes(int numRows, int numHeads,
+            @Cast("int64_t") long listStride);
+
+    public static native int strata_sparse_attn(@Cast("int64_t") long q, int numHeads, @Cast("int64_t") long lists,
+            @Cast("int64_t") long listLen, @Cast("int64_t") long listStride, @Cast("int64_t") long sink, float scale,
+            @Cast("const int64_t*") long[] sources, int numSources, @Cast("int64_t") long out, int numRows,
+            @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
 }

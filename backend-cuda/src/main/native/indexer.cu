@@ -1,0 +1,418 @@
+// Lightning indexer on the GPU: query preparation, scores over the paged FP4 keys, exact top-k.
+//
+// Numerics follow the CPU backend's Indexer line by line, so scores are bit-identical and the
+// selected sets are identical (ties included):
+//   q_h  = fp4(hadamard(rope(q_h)) * 128^-0.5)             e2m1 codes with one ue8m0 per 32 channels
+//   w_h  = bf16(w_h * weight_scale)
+//   d    = bf16(q_h . k)                                   fp32 dot, exact: e2m1 x e2m1 products are
+//                                                          small multiples of a power of two
+//   s   += bf16(d * w_h)  for d > 0, heads in order 0..H-1 (fp32 sum)
+//   score = bf16(s)
+//   top-k: the k highest scores, the lower candidate index first among equal scores.
+//
+// e2m1 codes are carried as int8 values twice the e2m1 value ({0,1,2,3,4,6,8,12} with sign), so a
+// 32-channel block's dot product is an exact int32 from __dp4a; the block's fp32 value is that integer
+// times (scale_q * scale_k / 4), a power of two, which is exact.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include "numerics.cuh"
+#include "strata_cuda.h"
+
+using namespace strata;
+
+namespace {
+
+constexpr int kIdxDim = 128;                 // index_head_dim
+constexpr int kScoreThreads = 256;           // one key per thread
+
+// |e2m1| * 2 for codes 0..7, as bytes for __byte_perm: 0,1,2,3 | 4,6,8,12
+constexpr uint32_t kMagLo = 0x03020100u;
+constexpr uint32_t kMagHi = 0x0C080604u;
+
+// Eight e2m1 codes (one nibble each, low nibble first) -> two words of four int8 values (2x the value).
+__device__ __forceinline__ void e2m1x8_to_int8(uint32_t w, uint32_t &lo, uint32_t &hi) {
+    uint32_t mag = w & 0x77777777u;
+    uint32_t m0 = __byte_perm(kMagLo, kMagHi, mag & 0xffffu);
+    uint32_t m1 = __byte_perm(kMagLo, kMagHi, mag >> 16);
+    // sign bit 3 of nibble k -> 0xff in byte k
+    uint32_t s0 = ((w & 0x8u) >> 3) | ((w & 0x80u) << 1) | ((w & 0x800u) << 5) | ((w & 0x8000u) << 9);
+    uint32_t s1 = ((w & 0x80000u) >> 19) | ((w & 0x800000u) >> 15) | ((w & 0x8000000u) >> 11)
+                | ((w & 0x80000000u) >> 7);
+    s0 *= 0xffu;
+    s1 *= 0xffu;
+    lo = __vsub4(m0 ^ s0, s0);
+    hi = __vsub4(m1 ^ s1, s1);
+}
+
+__device__ __forceinline__ float e8m0_value(uint32_t byte) { return __uint_as_float(byte << 23); }
+
+// ---- query preparation: one warp per (token, head), a lane owns 4 consecutive channels -------------
+__global__ void k_indexer_q_prep(const uint16_t *__restrict__ q, const uint16_t *__restrict__ w_in,
+                                 const float *__restrict__ cos_sin, int8_t *__restrict__ q_codes,
+                                 float *__restrict__ q_scales, float *__restrict__ w_out, int num_tokens,
+                                 int heads, float weight_scale) {
+    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;  // token * heads + head
+    int lane = threadIdx.x & 31;
+    if (row >= num_tokens * heads) return;
+    int t = row / heads;
+    int c = lane * 4;
+    const uint16_t *src = q + (int64_t) row * kIdxDim + c;
+    uint2 raw = *reinterpret_cast<const uint2 *>(src);
+    float x[4] = {bf16_bits_to_float(raw.x & 0xffff), bf16_bits_to_float(raw.x >> 16),
+                  bf16_bits_to_float(raw.y & 0xffff), bf16_bits_to_float(raw.y >> 16)};
+    if (c >= kIdxDim - 64) {  // interleaved RoPE on the last 64 channels, at the token's position
+        const float *cs = cos_sin + (int64_t) t * 64;
+        int pair = (c - (kIdxDim - 64)) / 2;
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            float co, si;
+            rope_cs(cs, pair + k, co, si);
+            rope_rotate(x[2 * k], x[2 * k + 1], co, si);
+        }
+    }
+    hadamard128(x, lane);
+    float amax = fmaxf(fmaxf(fabsf(x[0]), fabsf(x[1])), fmaxf(fabsf(x[2]), fabsf(x[3])));
+    amax = group_max<8>(amax);
+    float s = fp4_block_scale(amax);
+    uint32_t nib = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) nib |= (uint32_t) fp4_encode(x[i], s) << (4 * i);
+    uint32_t lo, hi;
+    e2m1x8_to_int8(nib, lo, hi);
+    reinterpret_cast<uint32_t *>(q_codes + (int64_t) row * kIdxDim)[lane] = lo;
+    if ((lane & 7) == 0) q_scales[(int64_t) row * 4 + (lane >> 3)] = s;
+    if (lane == 0) w_out[row] = bf16_round(__fmul_rn(bf16_bits_to_float(w_in[row]), weight_scale));
+}
+
+// ---- scores: grid (key tiles, queries); a thread scores one key against all heads of its query ----
+struct ScoreArgs {
+    const int8_t *q_codes;
+    const float *q_scales;
+    const float *w;
+    const int *query_pos;
+    const int *query_seq;
+    const int *block_table;
+    int table_stride;
+    EntryLayout keys;
+    uint16_t *scores;
+    int64_t score_stride;
+    int heads;
+};
+
+template <int kMaxHeads>
+__global__ void __launch_bounds__(kScoreThreads) k_indexer_scores(ScoreArgs a) {
+    __shared__ __align__(16) int8_t qs[kMaxHeads * kIdxDim];
+    __shared__ float sc[kMaxHeads * 4];
+    __shared__ float ws[kMaxHeads];
+    int qi = blockIdx.y;
+    int visible = (a.query_pos[qi] + 1) / 4;
+    int j0 = blockIdx.x * kScoreThreads;
+    if (j0 >= visible) return;  // CTA-uniform
+    const int4 *qsrc = reinterpret_cast<const int4 *>(a.q_codes + (int64_t) qi * a.heads * kIdxDim);
+    for (int i = threadIdx.x; i < a.heads * kIdxDim / 16; i += blockDim.x) reinterpret_cast<int4 *>(qs)[i] = qsrc[i];
+    for (int i = threadIdx.x; i < a.heads * 4; i += blockDim.x) sc[i] = a.q_scales[(int64_t) qi * a.heads * 4 + i] * 0.25f;
+    for (int i = threadIdx.x; i < a.heads; i += blockDim.x) ws[i] = a.w[(int64_t) qi * a.heads + i];
+    __syncthreads();
+    int j = j0 + threadIdx.x;
+    if (j >= visible) return;
+    const int *table = a.block_table + (int64_t) a.query_seq[qi] * a.table_stride;
+    int epp = a.keys.entries_per_page;
+    int pg = table[j / epp], e = j % epp;
+    const uint8_t *page = a.keys.pool + (int64_t) pg * a.keys.page_bytes;
+    const uint4 *kd = reinterpret_cast<const uint4 *>(page + e * a.keys.data_stride);
+    uint32_t ksc = *reinterpret_cast<const uint32_t *>(page + a.keys.scale_base + e * a.keys.scale_stride);
+    uint32_t k[32];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        uint4 v = kd[i];
+        e2m1x8_to_int8(v.x, k[8 * i + 0], k[8 * i + 1]);
+        e2m1x8_to_int8(v.y, k[8 * i + 2], k[8 * i + 3]);
+        e2m1x8_to_int8(v.z, k[8 * i + 4], k[8 * i + 5]);
+        e2m1x8_to_int8(v.w, k[8 * i + 6], k[8 * i + 7]);
+    }
+    float kscale[4];
+#pragma unroll
+    for (int b = 0; b < 4; b++) kscale[b] = e8m0_value((ksc >> (8 * b)) & 0xff);
+    float s = 0.f;
+    for (int h = 0; h < a.heads; h++) {
+        const int4 *qh = reinterpret_cast<const int4 *>(qs + h * kIdxDim);
+        float d = 0.f;
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            int acc = 0;
+            int4 q0 = qh[2 * b], q1 = qh[2 * b + 1];
+            acc = __dp4a((int) k[8 * b + 0], q0.x, acc);
+            acc = __dp4a((int) k[8 * b + 1], q0.y, acc);
+            acc = __dp4a((int) k[8 * b + 2], q0.z, acc);
+            acc = __dp4a((int) k[8 * b + 3], q0.w, acc);
+            acc = __dp4a((int) k[8 * b + 4], q1.x, acc);
+            acc = __dp4a((int) k[8 * b + 5], q1.y, acc);
+            acc = __dp4a((int) k[8 * b + 6], q1.z, acc);
+            acc = __dp4a((int) k[8 * b + 7], q1.w, acc);
+            d = __fadd_rn(d, __fmul_rn((float) acc, __fmul_rn(sc[h * 4 + b], kscale[b])));
+        }
+        d = bf16_round(d);
+        if (d > 0.f) s = __fadd_rn(s, bf16_round(__fmul_rn(d, ws[h])));
+    }
+    a.scores[(int64_t) qi * a.score_stride + j] = float_to_bf16_bits(s);
+}
+
+// ---- exact top-k: a cluster of up to 8 CTAs per query, radix select on the 16-bit score ----------
+// Each CTA keeps its slice of the scores in shared memory (thread t owns 32 consecutive candidates, so
+// thread order within the cluster is candidate order); histograms and counts are exchanged through
+// distributed shared memory. Passes: high byte, low byte (-> the threshold score), then per thread the
+// number of scores above / equal to the threshold, scanned over the cluster, then the writes: every
+// score above the threshold, and the lowest-index ones equal to it.
+constexpr int kTopkThreads = 1024;
+constexpr int kPerThread = 32;
+constexpr int kSlice = kTopkThreads * kPerThread;       // candidates per CTA
+constexpr int kMaxRanks = 16;                           // a non-portable cluster size (Hopper allows 16)
+constexpr size_t kTopkSmem = (size_t) (kSlice + kSlice / 4) * 2;
+// slice position -> shared memory position: 16 B of padding after every 32 scores, so threads reading
+// their own consecutive runs do not all land on the same banks
+__device__ __forceinline__ int padded(int l) { return l + (l >> 5) * 8; }
+
+// bf16 bits -> unsigned key that orders like the float value (no -0 or NaN among scores)
+__device__ __forceinline__ uint32_t order_key(uint32_t b) { return (b & 0x8000u) ? (~b & 0xffffu) : (b | 0x8000u); }
+
+struct TopkArgs {
+    const uint16_t *scores;
+    int64_t score_stride;
+    const int *query_pos;
+    int k;
+    int *out_idx;              // [Q, k] candidate indices, -1 past the selection
+    // optional: the selection as tagged slots of the attention index list
+    const int *query_seq;
+    const int *block_table;
+    int table_stride;
+    int entries_per_page;
+    int *attn_list;
+    int64_t list_stride;
+    int list_offset;
+    int tag;
+};
+
+__global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    extern __shared__ __align__(16) uint16_t keys[];
+    __shared__ int cta_hist[4][16];
+    __shared__ int warp_eq[32];
+    __shared__ int cta_eq, cta_gt, gt_counter;
+    const int rank = (int) cluster.block_rank(), ranks = (int) cluster.num_blocks();
+    const int qi = blockIdx.y;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int n = (a.query_pos[qi] + 1) / 4;
+    const int k = min(a.k, n);
+    const uint16_t *sc = a.scores + (int64_t) qi * a.score_stride;
+    int *out = a.out_idx + (int64_t) qi * a.k;
+    int *list = a.attn_list ? a.attn_list + (int64_t) qi * a.list_stride + a.list_offset : nullptr;
+    const int *table = a.attn_list ? a.block_table + (int64_t) a.query_seq[qi] * a.table_stride : nullptr;
+    auto emit = [&](int pos, int j) {
+        out[pos] = j;
+        if (list) {
+            uint32_t slot = (uint32_t) table[j / a.entries_per_page] * (uint32_t) a.entries_per_page
+                          + (uint32_t) (j % a.entries_per_page);
+            list[pos] = (int) (((uint32_t) a.tag << 30) | slot);
+        }
+    };
+    if (rank == 0) {
+        for (int i = k + tid; i < a.k; i += blockDim.x) {
+            out[i] = -1;
+            if (list) list[i] = -1;
+        }
+    }
+    if (k == n) {  // everything visible is selected (cluster-uniform: no cluster barrier is reached)
+        for (int j = rank * blockDim.x + tid; j < n; j += ranks * blockDim.x) emit(j, j);
+        return;
+    }
+    // this CTA's slice, rounded to whole uint4 loads
+    const int per_rank = ((n + ranks - 1) / ranks + 7) & ~7;
+    const int s0 = min(n, rank * per_rank), s1 = min(n, s0 + per_rank);
+    for (int e = s0 + tid * 8; e < s1; e += blockDim.x * 8) {
+        uint4 v = *reinterpret_cast<const uint4 *>(sc + e);
+        int local = e - s0;
+        *reinterpret_cast<uint4 *>(keys + padded(local)) = v;
+    }
+    if (tid < 4 * 16) cta_hist[tid / 16][tid % 16] = 0;
+    if (tid == 0) cta_eq = cta_gt = gt_counter = 0;
+    cluster.sync();                                       // zeroed counters before any CTA adds to them
+    // per thread as many consecutive candidates as the slice needs (<= 32): loops stop at `steps`
+    const int steps = (per_rank + kTopkThreads - 1) / kTopkThreads;
+    const int lo = s0 + tid * steps;                      // this thread's candidates [lo, lo + cnt)
+    const int cnt = max(0, min(s1 - lo, steps));
+    uint32_t kp[kPerThread / 2] = {};                     // two order keys per register
+#pragma unroll
+    for (int i = 0; i < kPerThread; i++) {
+        if (i >= steps) break;
+        uint32_t key = order_key(keys[padded(tid * steps + i)]);
+        kp[i >> 1] |= key << ((i & 1) * 16);
+    }
+#define KV(i) ((kp[(i) >> 1] >> (((i) & 1) * 16)) & 0xffffu)
+    // radix select, four 4-bit digits from the top. Counting uses votes, not atomics on hot bins: lane b
+    // of a warp counts the warp's keys whose digit is b (b < 16) from five ballots per step. One cluster
+    // barrier per digit; every warp then reads the cluster's counts itself (no broadcast barrier).
+    uint32_t xm[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) xm[j] = ((lane >> j) & 1) ? 0u : 0xffffffffu;
+    uint32_t prefix = 0;
+    int above = 0;
+#pragma unroll 1
+    for (int d = 0; d < 4; d++) {
+        const int shift = 12 - 4 * d;
+        int c = 0;
+#pragma unroll
+        for (int i = 0; i < kPerThread; i++) {
+            if (i >= steps) break;
+            uint32_t key = KV(i);
+            bool in = i < cnt && (key >> (shift + 4)) == prefix;
+            uint32_t dig = (key >> shift) & 15u;
+            uint32_t v = __ballot_sync(0xffffffffu, in);
+            uint32_t b0 = __ballot_sync(0xffffffffu, dig & 1u), b1 = __ballot_sync(0xffffffffu, dig & 2u);
+            uint32_t b2 = __ballot_sync(0xffffffffu, dig & 4u), b3 = __ballot_sync(0xffffffffu, dig & 8u);
+            c += __popc(v & (b0 ^ xm[0]) & (b1 ^ xm[1]) & (b2 ^ xm[2]) & (b3 ^ xm[3]));
+        }
+        if (lane < 16 && c) atomicAdd(&cta_hist[d][lane], c);
+        cluster.sync();
+        int total = 0;
+        if (lane < 16)
+            for (int r = 0; r < ranks; r++) total += cluster.map_shared_rank(&cta_hist[d][0], r)[lane];
+        int suffix = total;  // keys of the cluster whose digit is >= lane
+#pragma unroll
+        for (int m = 1; m < 16; m <<= 1) {
+            int v = __shfl_down_sync(0xffffffffu, suffix, m);
+            if (lane + m < 16) suffix += v;
+        }
+        int need = k - above;
+        uint32_t who = __ballot_sync(0xffffffffu, lane < 16 && suffix - total < need && suffix >= need);
+        int digit = __ffs(who) - 1;
+        above += __shfl_sync(0xffffffffu, suffix - total, digit);
+        prefix = (prefix << 4) | (uint32_t) digit;
+    }
+    const uint32_t thr = prefix;
+    const int greater = above;                            // scores above the threshold, whole cluster
+    const int need_eq = k - greater;                      // equal scores to take, lowest index first
+    // pass 3: per thread counts, scanned in candidate order over the cluster
+    int eq = 0, gt = 0;
+#pragma unroll
+    for (int i = 0; i < kPerThread; i++) {
+        if (i >= steps) break;
+        eq += i < cnt && KV(i) == thr;
+        gt += i < cnt && KV(i) > thr;
+    }
+    int eq_incl = eq;
+#pragma unroll
+    for (int m = 1; m < 32; m <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, eq_incl, m);
+        if (lane >= m) eq_incl += v;
+    }
+    int gt_warp = gt;
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1) gt_warp += __shfl_xor_sync(0xffffffffu, gt_warp, m);
+    if (lane == 31) {
+        warp_eq[warp] = eq_incl;
+        if (eq_incl) atomicAdd(&cta_eq, eq_incl);
+    }
+    if (lane == 0 && gt_warp) atomicAdd(&cta_gt, gt_warp);
+    cluster.sync();
+    int eq_base = 0, gt_base = 0;
+    for (int r = 0; r < rank; r++) {
+        eq_base += *cluster.map_shared_rank(&cta_eq, r);
+        gt_base += *cluster.map_shared_rank(&cta_gt, r);
+    }
+    for (int w = 0; w < warp; w++) eq_base += warp_eq[w];
+    cluster.sync();  // no CTA leaves while another still reads its shared memory
+    // pass 4: writes (above-threshold positions in any order, ties in candidate order)
+    int rank_eq = eq_base + eq_incl - eq;
+#pragma unroll
+    for (int i = 0; i < kPerThread; i++) {
+        if (i >= steps) break;
+        if (i < cnt) {
+            uint32_t key = KV(i);
+            if (key > thr) {
+                emit(gt_base + atomicAdd(&gt_counter, 1), lo + i);
+            } else if (key == thr) {
+                if (rank_eq < need_eq) emit(greater + rank_eq, lo + i);
+                rank_eq++;
+            }
+        }
+    }
+#undef KV
+}
+
+}  // namespace
+
+extern "C" {
+
+int strata_indexer_q_prep(int64_t q, int64_t w, int64_t rope_cos_sin, int64_t q_codes, int64_t q_scales,
+                          int64_t w_out, int num_tokens, int num_heads, float weight_scale, int64_t stream) {
+    if (num_tokens <= 0) return 0;
+    int rows = num_tokens * num_heads;
+    int warps = 8;
+    k_indexer_q_prep<<<(rows + warps - 1) / warps, warps * 32, 0, (cudaStream_t) stream>>>(
+        (const uint16_t *) q, (const uint16_t *) w, (const float *) rope_cos_sin, (int8_t *) q_codes,
+        (float *) q_scales, (float *) w_out, num_tokens, num_heads, weight_scale);
+    STRATA_LAUNCH_CHECK();
+    return 0;
+}
+
+int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_heads, int64_t query_pos,
+                          int64_t query_seq, int64_t block_table, int table_stride, int64_t key_pool,
+                          int64_t key_page_bytes, int entries_per_page, int data_stride, int scale_base,
+                          int scale_stride, int64_t scores, int64_t score_stride, int num_queries,
+                          int max_candidates, int64_t stream) {
+    if (num_queries <= 0 || max_candidates <= 0) return 0;
+    if (num_heads > 128 || num_heads <= 0) return (int) cudaErrorInvalidValue;
+    ScoreArgs a{(const int8_t *) q_codes, (const float *) q_scales, (const float *) w, (const int *) query_pos,
+                (const int *) query_seq, (const int *) block_table, table_stride,
+                EntryLayout{(uint8_t *) key_pool, key_page_bytes, entries_per_page, data_stride, scale_base,
+                            scale_stride},
+                (uint16_t *) scores, score_stride, num_heads};
+    dim3 grid((max_candidates + kScoreThreads - 1) / kScoreThreads, num_queries);
+    if (num_heads <= 64) {
+        k_indexer_scores<64><<<grid, kScoreThreads, 0, (cudaStream_t) stream>>>(a);
+    } else {
+        k_indexer_scores<128><<<grid, kScoreThreads, 0, (cudaStream_t) stream>>>(a);
+    }
+    STRATA_LAUNCH_CHECK();
+    return 0;
+}
+
+int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos, int k, int64_t out_idx,
+                        int64_t query_seq, int64_t block_table, int table_stride, int entries_per_page,
+                        int64_t attn_list, int64_t list_stride, int list_offset, int tag, int num_queries,
+                        int max_candidates, int64_t stream) {
+    if (num_queries <= 0) return 0;
+    if (k <= 0 || tag < 0 || tag > 2 || score_stride % 8 != 0)
+        return (int) cudaErrorInvalidValue;
+    TopkArgs a{(const uint16_t *) scores, score_stride, (const int *) query_pos, k, (int *) out_idx,
+               (const int *) query_seq, (const int *) block_table, table_stride, entries_per_page,
+               (int *) attn_list, list_stride, list_offset, tag};
+    // more CTAs per query for more candidates: about 8K candidates per CTA, up to 16 (non-portable
+    // cluster size, allowed on Hopper; 8 where it is refused)
+    cudaError_t e = cudaFuncSetAttribute(k_topk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kTopkSmem);
+    if (e != cudaSuccess) return (int) e;
+    int max_ranks = cudaFuncSetAttribute(k_topk, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess
+                    ? kMaxRanks : 8;
+    cudaGetLastError();
+    if (max_candidates > max_ranks * kSlice) return (int) cudaErrorInvalidValue;
+    int ranks = max(1, min(max_ranks, (max_candidates + 8191) / 8192));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(ranks, num_queries);
+    cfg.blockDim = dim3(kTopkThreads);
+    cfg.dynamicSmemBytes = kTopkSmem;
+    cfg.stream = (cudaStream_t) stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = ranks;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    e = cudaLaunchKernelEx(&cfg, k_topk, a);
+    if (e != cudaSuccess) return (int) e;
+    STRATA_LAUNCH_CHECK();
+    return 0;
+}
+
+}  // extern "C"

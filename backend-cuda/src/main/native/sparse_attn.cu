@@ -1,0 +1,440 @@
+// Sparse attention with a per-head sink over paged FP8 KV entries (decode and prefill rows alike).
+//
+// Per query row (a token) and head h, over the row's index list J (tagged slots, -1 = skip):
+//   z_j = (q_h . kv_j) * scale,  o_h = sum_j bf16(exp(z_j - m)) kv_j / (sum_j exp(z_j - m) + exp(sink_h - m))
+// K = V = the 512-wide entry: 448 e4m3 channels times their per-64 ue8m0 scale, then 64 bf16 RoPE
+// channels. Dequantisation is exact in bf16 (3 mantissa bits times a power of two), so the tensor-core
+// products see the same K as the CPU backend; logits and sums are fp32, P enters the PV product as bf16,
+// the output is bf16 (the softmax is online over tiles of 64 entries, so the bf16 rounding of P happens
+// against a running maximum instead of the final one: results agree with the CPU backend to ~1e-3).
+//
+// One CTA = one query row x 64 heads (more heads: more CTAs in y); 8 warps: warp w owns heads
+// 16*(w%4)..+16 and output channels 256*(w/4)..+256. Per tile of 64 entries:
+//   cp.async the raw 584-byte entries (next tile in flight during this tile's math)
+//   -> dequantise to a bf16 tile in shared memory
+//   -> S = Q K^T (each warp half of the channels; the two halves are summed through shared memory)
+//   -> online softmax -> O += P K (each warp its 256 channels)
+// An index list entry is a tagged slot: bits 30..31 the source (0..2), bits 0..29 the slot in it.
+#include <cuda_runtime.h>
+#include "numerics.cuh"
+#include "strata_cuda.h"
+
+using namespace strata;
+
+namespace {
+
+constexpr int kD = 512, kNope = 448;
+constexpr int kHeadsPerCta = 64;
+constexpr int kTile = 64;
+constexpr int kThreads = 256;
+constexpr int kRowBf16 = kD + 8;            // padded smem row (1040 B): ldmatrix rows hit distinct banks
+constexpr int kRawRow = 592;                // 576 data + 8 scales, 16-byte aligned
+constexpr int kMaxSources = 3;
+
+constexpr size_t kQBytes = (size_t) kHeadsPerCta * kRowBf16 * 2;
+constexpr size_t kKBytes = (size_t) kTile * kRowBf16 * 2;
+constexpr size_t kRawBytes = (size_t) kTile * kRawRow;
+constexpr size_t kSxBytes = (size_t) 8 * 32 * 32 * 4;   // 8 warps x 32 partial logits x 32 lanes
+constexpr size_t kRingBytes = 3 * sizeof(const uint8_t *) * 2 * kTile;   // row pointers of 3 tiles
+constexpr size_t kSmemBytes = kQBytes + kKBytes + kRawBytes + kSxBytes + kRingBytes;
+
+struct AttnArgs {
+    const uint16_t *q;          // bf16 [rows, heads, 512]
+    const int *lists;           // int32 [rows, list_stride]
+    const int *list_len;        // int32 [rows]
+    int64_t list_stride;
+    const float *sink;          // fp32 [heads]
+    float scale;
+    EntryLayout src[kMaxSources];
+    int num_sources;
+    uint16_t *out;              // bf16 [rows, heads, 512]
+    int heads;
+    // split lists (gridDim.z > 1): unnormalised partial results, combined by k_combine
+    float *part_o;              // [rows, heads, splits, 512]
+    float *part_ml;             // [rows, heads, splits, 2]: running max, sum
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t) __cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async8(void *dst, const void *src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 8 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3, const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3,
+                                                  const void *p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_bf16(float *d, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+    return (uint32_t) float_to_bf16_bits(lo) | ((uint32_t) float_to_bf16_bits(hi) << 16);
+}
+
+// Where one list entry's bytes are: data and scales pointers, null for a skipped or missing entry.
+struct RowPtrs {
+    const uint8_t *data[kTile];
+    const uint8_t *scales[kTile];
+};
+
+__device__ __forceinline__ void resolve_row(const AttnArgs &a, int v, RowPtrs &dst, int r) {
+    if (v == -1) {
+        dst.data[r] = nullptr;
+        dst.scales[r] = nullptr;
+        return;
+    }
+    const EntryLayout &L = a.src[(uint32_t) v >> 30];
+    uint32_t slot = (uint32_t) v & 0x3fffffffu;
+    dst.data[r] = L.data32(slot);
+    dst.scales[r] = L.scales32(slot);
+}
+
+__device__ __forceinline__ int list_entry(const int *list, int len, int e) { return e < len ? list[e] : -1; }
+
+// Issues the cp.async copies of one tile's raw entries (rows with a null pointer are zero-filled).
+__device__ __forceinline__ void load_tile(const RowPtrs &rows, const uint8_t *dummy, uint8_t *raw) {
+    // 64 rows x (36 data chunks of 16 B + 1 scale chunk of 8 B)
+    for (int i = threadIdx.x; i < kTile * 37; i += kThreads) {
+        int r = i / 37, part = i % 37;
+        const uint8_t *d = rows.data[r];
+        bool ok = d != nullptr;
+        if (part < 36) {
+            cp_async16(raw + r * kRawRow + part * 16, ok ? d + part * 16 : dummy, ok);
+        } else {
+            cp_async8(raw + r * kRawRow + 576, ok ? rows.scales[r] : dummy, ok);
+        }
+    }
+    cp_async_commit();
+}
+
+// raw entries -> bf16 K tile: 64 rows x 32 chunks of 16 channels, one warp per row at a time.
+__device__ __forceinline__ void dequant_tile(const uint8_t *raw, uint16_t *ks) {
+    int lane = threadIdx.x & 31;
+    for (int r = threadIdx.x / 32; r < kTile; r += kThreads / 32) {
+        const uint8_t *row = raw + r * kRawRow;
+        uint16_t *dst = ks + r * kRowBf16 + lane * 16;
+        if (lane < kNope / 16) {
+            uint4 v = *reinterpret_cast<const uint4 *>(row + lane * 16);
+            float s = __uint_as_float((uint32_t) row[576 + lane / 4] << 23);
+            const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+            uint32_t o[8];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                __half2_raw h0 = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (w[i] & 0xffff), __NV_E4M3);
+                __half2_raw h1 = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (w[i] >> 16), __NV_E4M3);
+                float2 f0 = __half22float2(*reinterpret_cast<__half2 *>(&h0));
+                float2 f1 = __half22float2(*reinterpret_cast<__half2 *>(&h1));
+                o[2 * i] = pack_bf16(f0.x * s, f0.y * s);
+                o[2 * i + 1] = pack_bf16(f1.x * s, f1.y * s);
+            }
+            reinterpret_cast<uint4 *>(dst)[0] = make_uint4(o[0], o[1], o[2], o[3]);
+            reinterpret_cast<uint4 *>(dst)[1] = make_uint4(o[4], o[5], o[6], o[7]);
+        } else {
+            const uint4 *v = reinterpret_cast<const uint4 *>(row + kNope + (lane - kNope / 16) * 32);
+            reinterpret_cast<uint4 *>(dst)[0] = v[0];
+            reinterpret_cast<uint4 *>(dst)[1] = v[1];
+        }
+    }
+}
+
+__global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    uint16_t *qs = reinterpret_cast<uint16_t *>(smem);
+    uint16_t *ks = reinterpret_cast<uint16_t *>(smem + kQBytes);
+    uint8_t *raw = smem + kQBytes + kKBytes;
+    float *sx = reinterpret_cast<float *>(smem + kQBytes + kKBytes + kRawBytes);
+    // row pointers of tiles t, t+1, t+2: computed one tile ahead of the copies, from list entries loaded
+    // two tiles ahead, so no global load latency sits between a tile's math and the next tile's copies
+    RowPtrs *ring = reinterpret_cast<RowPtrs *>(smem + kQBytes + kKBytes + kRawBytes + kSxBytes);
+
+    int row = blockIdx.x;
+    int h0 = blockIdx.y * kHeadsPerCta;
+    int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    int hg = warp & 3, half = warp >> 2;
+    // this CTA's share of the row's list: a contiguous run of tiles (all of them without splitting)
+    const int *list = a.lists + (int64_t) row * a.list_stride;
+    int tiles = (a.list_len[row] + kTile - 1) / kTile;
+    int per_split = (tiles + gridDim.z - 1) / gridDim.z;
+    int first = min(tiles, (int) blockIdx.z * per_split) * kTile;
+    int len = min(a.list_len[row], first + per_split * kTile);
+    const uint8_t *dummy = a.src[0].pool;
+    int pending = -1;                         // list entry of tile t+2 for threads < 64
+    if (threadIdx.x < kTile) {
+        resolve_row(a, list_entry(list, len, first + threadIdx.x), ring[0], threadIdx.x);
+        resolve_row(a, list_entry(list, len, first + kTile + threadIdx.x), ring[1], threadIdx.x);
+        pending = list_entry(list, len, first + 2 * kTile + threadIdx.x);
+    }
+    __syncthreads();
+    if (first < len) load_tile(ring[0], dummy, raw);
+    // Q of this CTA's heads into shared memory (zero rows past the model's heads)
+    for (int i = threadIdx.x; i < kHeadsPerCta * (kD / 8); i += kThreads) {
+        int h = i / (kD / 8), c = (i % (kD / 8)) * 8;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (h0 + h < a.heads) v = *reinterpret_cast<const uint4 *>(a.q + ((int64_t) row * a.heads + h0 + h) * kD + c);
+        *reinterpret_cast<uint4 *>(qs + h * kRowBf16 + c) = v;
+    }
+
+    float o[32][4];
+#pragma unroll
+    for (int i = 0; i < 32; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+    float m_run[2] = {-INFINITY, -INFINITY};
+    float l_run[2] = {0.f, 0.f};
+    const int r_lo = lane / 4, cq = (lane % 4) * 2;
+
+    for (int base = first, t = 0; base < len; base += kTile, t++) {
+        const RowPtrs &cur = ring[t % 3];
+        cp_async_wait_all();
+        __syncthreads();                      // raw tile landed; previous tile's K no longer read
+        dequant_tile(raw, ks);
+        uint32_t vmask = 0;                   // this lane's 16 columns (8 n-tiles x 2)
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            vmask |= (uint32_t) (cur.data[nt * 8 + cq] != nullptr) << (2 * nt);
+            vmask |= (uint32_t) (cur.data[nt * 8 + cq + 1] != nullptr) << (2 * nt + 1);
+        }
+        __syncthreads();                      // K tile ready; raw buffer free
+        if (base + kTile < len) load_tile(ring[(t + 1) % 3], dummy, raw);
+        // S partial over this warp's 256 channels
+        float s[8][4];
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+        const uint16_t *qa = qs + (hg * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kRowBf16 + half * 256 + (lane >> 4) * 8;
+        const uint16_t *kb = ks + ((lane & 7) + (lane >> 4) * 8) * kRowBf16 + half * 256 + ((lane >> 3) & 1) * 8;
+#pragma unroll 4
+        for (int kk = 0; kk < 16; kk++) {
+            uint32_t a0, a1, a2, a3;
+            ldmatrix_x4(a0, a1, a2, a3, qa + kk * 16);
+#pragma unroll
+            for (int np = 0; np < 4; np++) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4(b0, b1, b2, b3, kb + np * 16 * kRowBf16 + kk * 16);
+                mma_bf16(s[2 * np], a0, a1, a2, a3, b0, b1);
+                mma_bf16(s[2 * np + 1], a0, a1, a2, a3, b2, b3);
+            }
+        }
+        // sum the two channel halves through shared memory
+        float *mine = sx + warp * 32 * 32;
+        const float *other = sx + (warp ^ 4) * 32 * 32;
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) mine[(nt * 4 + c) * 32 + lane] = s[nt][c];
+        __syncthreads();
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = other[(nt * 4 + c) * 32 + lane];
+                s[nt][c] = half == 0 ? s[nt][c] + x : x + s[nt][c];
+            }
+        // online softmax; rows r_lo (c 0,1) and r_lo + 8 (c 2,3)
+        float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                bool ok = (vmask >> (2 * nt + (c & 1))) & 1;
+                float z = ok ? s[nt][c] * a.scale : -INFINITY;
+                s[nt][c] = z;
+                mx[c >> 1] = fmaxf(mx[c >> 1], z);
+            }
+        float alpha[2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            float m_new = fmaxf(m_run[r], mx[r]);
+            alpha[r] = m_new == -INFINITY ? 1.f : expf(m_run[r] - m_new);
+            m_run[r] = m_new;
+        }
+        float lsum[2] = {0.f, 0.f};
+        uint32_t p[8][2];
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            float e[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float m = m_run[c >> 1];
+                e[c] = m == -INFINITY ? 0.f : expf(s[nt][c] - m);
+                lsum[c >> 1] += e[c];
+            }
+            p[nt][0] = pack_bf16(e[0], e[1]);
+            p[nt][1] = pack_bf16(e[2], e[3]);
+        }
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            lsum[r] += __shfl_xor_sync(0xffffffffu, lsum[r], 1);
+            lsum[r] += __shfl_xor_sync(0xffffffffu, lsum[r], 2);
+            l_run[r] = l_run[r] * alpha[r] + lsum[r];
+        }
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            o[i][0] *= alpha[0];
+            o[i][1] *= alpha[0];
+            o[i][2] *= alpha[1];
+            o[i][3] *= alpha[1];
+        }
+        // O += P K over this warp's 256 channels
+        const uint16_t *kv = ks + ((lane & 7) + ((lane >> 3) & 1) * 8) * kRowBf16 + half * 256 + (lane >> 4) * 8;
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            uint32_t a0 = p[2 * kk][0], a1 = p[2 * kk][1], a2 = p[2 * kk + 1][0], a3 = p[2 * kk + 1][1];
+#pragma unroll
+            for (int np = 0; np < 16; np++) {
+                uint32_t b0, b1, b2, b3;
+                ldmatrix_x4_trans(b0, b1, b2, b3, kv + kk * 16 * kRowBf16 + np * 16);
+                mma_bf16(o[2 * np], a0, a1, a2, a3, b0, b1);
+                mma_bf16(o[2 * np + 1], a0, a1, a2, a3, b2, b3);
+            }
+        }
+        if (threadIdx.x < kTile) {             // tile t+2's pointers; tile t+3's entry starts loading
+            resolve_row(a, pending, ring[(t + 2) % 3], threadIdx.x);
+            pending = list_entry(list, len, base + 3 * kTile + threadIdx.x);
+        }
+    }
+    cp_async_wait_all();
+    if (gridDim.z > 1) {                      // partial result of this split
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            int h = h0 + hg * 16 + r_lo + r * 8;
+            if (h >= a.heads) continue;
+            int64_t ph = ((int64_t) row * a.heads + h) * gridDim.z + blockIdx.z;
+            float *dst = a.part_o + ph * kD + half * 256 + cq;
+#pragma unroll
+            for (int nt = 0; nt < 32; nt++)
+                *reinterpret_cast<float2 *>(dst + nt * 8) = make_float2(o[nt][2 * r], o[nt][2 * r + 1]);
+            if (half == 0 && (lane & 3) == 0) {
+                a.part_ml[2 * ph] = m_run[r];
+                a.part_ml[2 * ph + 1] = l_run[r];
+            }
+        }
+        return;
+    }
+    // finish: divide by the softmax sum plus the sink's share
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        int h = h0 + hg * 16 + r_lo + r * 8;
+        if (h >= a.heads) continue;
+        float sink = a.sink[h];
+        float denom = l_run[r] + (m_run[r] == -INFINITY ? 0.f : expf(sink - m_run[r]));
+        float inv = denom > 0.f ? 1.f / denom : 0.f;
+        uint16_t *dst = a.out + ((int64_t) row * a.heads + h) * kD + half * 256 + cq;
+#pragma unroll
+        for (int nt = 0; nt < 32; nt++) {
+            float v0 = o[nt][2 * r] * inv, v1 = o[nt][2 * r + 1] * inv;
+            *reinterpret_cast<uint32_t *>(dst + nt * 8) = pack_bf16(v0, v1);
+        }
+    }
+}
+
+// Merges the splits of one (row, head): rescale each split's sums to the common maximum, add the sink.
+__global__ void k_combine(const float *__restrict__ part_o, const float *__restrict__ part_ml,
+                          const float *__restrict__ sink, uint16_t *__restrict__ out, int heads, int splits) {
+    int row = blockIdx.x, h = blockIdx.y;
+    int64_t ph = ((int64_t) row * heads + h) * splits;
+    float m = -INFINITY;
+    for (int s = 0; s < splits; s++) m = fmaxf(m, part_ml[2 * (ph + s)]);
+    float l = 0.f;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    int c = threadIdx.x * 4;
+    for (int s = 0; s < splits; s++) {
+        float ms = part_ml[2 * (ph + s)];
+        if (ms == -INFINITY) continue;
+        float w = expf(ms - m);
+        l += part_ml[2 * (ph + s) + 1] * w;
+        float4 v = *reinterpret_cast<const float4 *>(part_o + (ph + s) * kD + c);
+        acc[0] += v.x * w;
+        acc[1] += v.y * w;
+        acc[2] += v.z * w;
+        acc[3] += v.w * w;
+    }
+    float denom = l + (m == -INFINITY ? 0.f : expf(sink[h] - m));
+    float inv = denom > 0.f ? 1.f / denom : 0.f;
+    uint2 packed = make_uint2(pack_bf16(acc[0] * inv, acc[1] * inv), pack_bf16(acc[2] * inv, acc[3] * inv));
+    *reinterpret_cast<uint2 *>(out + ((int64_t) row * heads + h) * kD + c) = packed;
+}
+
+}  // namespace
+
+extern "C" {
+
+int64_t strata_sparse_attn_smem_bytes(void) { return (int64_t) kSmemBytes; }
+
+// Splits a row's list over several CTAs when rows x head blocks would leave most SMs idle.
+static int attn_splits(int num_rows, int num_heads, int64_t list_stride) {
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    int ctas = num_rows * ((num_heads + kHeadsPerCta - 1) / kHeadsPerCta);
+    int tiles = (int) ((list_stride + kTile - 1) / kTile);
+    int splits = (sms + ctas - 1) / ctas;
+    splits = min(splits, max(1, tiles / 2));  // at least two tiles per split
+    return max(1, min(splits, 32));
+}
+
+int64_t strata_sparse_attn_workspace_bytes(int num_rows, int num_heads, int64_t list_stride) {
+    int splits = attn_splits(num_rows, num_heads, list_stride);
+    if (splits == 1) return 0;
+    return (int64_t) num_rows * num_heads * splits * (kD + 2) * (int64_t) sizeof(float);
+}
+
+int strata_sparse_attn(int64_t q, int num_heads, int64_t lists, int64_t list_len, int64_t list_stride,
+                       int64_t sink, float scale, const int64_t *sources, int num_sources, int64_t out,
+                       int num_rows, int64_t workspace, int64_t stream) {
+    if (num_rows <= 0) return 0;
+    if (num_sources < 1 || num_sources > kMaxSources || num_heads <= 0) return (int) cudaErrorInvalidValue;
+    AttnArgs a{};
+    a.q = (const uint16_t *) q;
+    a.lists = (const int *) lists;
+    a.list_len = (const int *) list_len;
+    a.list_stride = list_stride;
+    a.sink = (const float *) sink;
+    a.scale = scale;
+    for (int i = 0; i < kMaxSources; i++) {
+        const int64_t *s = sources + 6 * (i < num_sources ? i : 0);
+        a.src[i] = EntryLayout{(uint8_t *) s[0], s[1], (int) s[2], (int) s[3], (int) s[4], (int) s[5]};
+    }
+    a.num_sources = num_sources;
+    a.out = (uint16_t *) out;
+    a.heads = num_heads;
+    int splits = workspace ? attn_splits(num_rows, num_heads, list_stride) : 1;
+    a.part_o = (float *) workspace;
+    a.part_ml = splits > 1 ? (float *) workspace + (int64_t) num_rows * num_heads * splits * kD : nullptr;
+    static_assert(kSmemBytes <= 227 * 1024, "shared memory budget");
+    cudaError_t e = cudaFuncSetAttribute(k_sparse_attn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kSmemBytes);
+    if (e != cudaSuccess) return (int) e;
+    dim3 grid(num_rows, (num_heads + kHeadsPerCta - 1) / kHeadsPerCta, splits);
+    k_sparse_attn<<<grid, kThreads, kSmemBytes, (cudaStream_t) stream>>>(a);
+    STRATA_LAUNCH_CHECK();
+    if (splits > 1) {
+        k_combine<<<dim3(num_rows, num_heads), kD / 4, 0, (cudaStream_t) stream>>>(a.part_o, a.part_ml, a.sink, a.out,
+                                                                                  num_heads, splits);
+        STRATA_LAUNCH_CHECK();
+    }
+    return 0;
+}
+
+}  // extern "C"
