@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What one device call runs on the H200 (no Java there: the GPU bundle brings its own runtime).
-#   backend-cuda/bench/h200-run.sh [parity] [smoke] [bench:KERNELS] [kvbench] [cpubench]   (results under $OUT)
-# Needs .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle) and .bundle/test (scripts/gpu-bundle-tests);
+#   backend-cuda/bench/h200-run.sh [parity] [sparse] [smoke] [bench:KERNELS] [kvbench] [cpubench]   (results under $OUT)
+# parity needs .bundle/test (scripts/gpu-bundle-tests); sparse needs backend-cuda/target/native (carry it);
+# smoke, bench and cpubench need .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle);
 # kvbench needs .bundle/bench/benchmarks.jar (cp benchmarks/target/benchmarks.jar .bundle/bench/).
 set -uo pipefail
 out=${OUT:-/tmp/out}
@@ -9,17 +10,23 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee "$out/gpu.txt"
 b=/tmp/strata-bundle
-if [[ ! -x $b/strata-gpu/runtime/bin/java ]]; then
+if [[ -f .bundle/strata-gpu-bundle.tar.xz && ! -x $b/strata-gpu/runtime/bin/java ]]; then
   mkdir -p $b && tar -xJf .bundle/strata-gpu-bundle.tar.xz -C $b || exit 1
 fi
-jar=$(ls $b/strata-gpu/plugins/backend-cuda-*.jar)
+jar=$(ls $b/strata-gpu/plugins/backend-cuda-*.jar 2>/dev/null)
 # a freshly built library (carried as backend-cuda/target/native) wins over the bundle's plugin jar
 lib_args=(--plugin-jar "$jar")
 [[ -f backend-cuda/target/native/libstrata_cuda.so ]] && lib_args=(--lib backend-cuda/target/native/libstrata_cuda.so)
 for step in "$@"; do
   case "$step" in
     parity)
-      sh .bundle/test/run-tests $b/strata-gpu 2>&1 | tee "$out/parity.txt" | grep -v '^\s*$' | tail -45 ;;
+      # the platform bundle's runtime when it travelled, else the test bundle's slim one
+      rt=""; [[ -x $b/strata-gpu/runtime/bin/java ]] && rt=$b/strata-gpu
+      sh .bundle/test/run-tests $rt 2>&1 | tee "$out/parity.txt" | grep -v '^\s*$' | tail -60 ;;
+    sparse)
+      # indexer, top-k and sparse attention: checks, then the benchmark (docs/benchmarks.md)
+      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_sparse.py --lib "${sparse_lib:-backend-cuda/target/native/libstrata_cuda.so}" \
+        --out "$out" ${SPARSE_ARGS:-} 2>&1 | grep -v -E 'Warning|warn\(' | tee "$out/sparse.txt" | grep -v '^{' | tail -45 ;;
     smoke)
       # the platform from the bundle (no model travels: console-only): the CUDA plugin must report the GPU
       mkdir -p /tmp/strata-home && cd /tmp/strata-home
