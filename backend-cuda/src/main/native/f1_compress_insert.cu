@@ -53,22 +53,33 @@ struct Geometry {
     static constexpr int kStateEntryBytes = 2 * kWidth * 4;
 };
 
-template <int HD, int R>
-__device__ __forceinline__ float *state_entry(const F1Args &a, int seq, int pos) {
-    // KvLayout's window paging: spans of state_span_positions cut into pages of state_positions_per_page
+// KvLayout's window paging: spans of state_span_positions cut into pages of state_positions_per_page;
+// the physical page of a position, -1 where the cache manager mapped none
+__device__ __forceinline__ int state_page(const F1Args &a, int seq, int pos) {
     int in_span = pos % a.state_span_positions;
     int vpage = (pos / a.state_span_positions) * a.state_pages_per_span + in_span / a.state_positions_per_page;
-    int page = a.state_table[(int64_t) seq * a.state_table_stride + vpage];
-    return reinterpret_cast<float *>(a.state_pool + (int64_t) page * a.state_page_bytes
-                                     + (int64_t) (in_span % a.state_positions_per_page) * Geometry<HD, R>::kStateEntryBytes);
+    return a.state_table[(int64_t) seq * a.state_table_stride + vpage];
 }
 
 template <int HD, int R>
+__device__ __forceinline__ float *state_entry(const F1Args &a, int seq, int pos) {
+    int in_span = pos % a.state_span_positions;
+    return reinterpret_cast<float *>(a.state_pool + (int64_t) state_page(a, seq, pos) * a.state_page_bytes
+                                     + (int64_t) (in_span % a.state_positions_per_page) * Geometry<HD, R>::kStateEntryBytes);
+}
+
+// The positions whose state is written: what the next step will still read (KvLayout's
+// WindowRule(stride = ratio, blocks = coff)), and, where the cache manager mapped a page for it, the
+// window just before each 256-position block boundary, which prefix caching keeps so that a later request
+// can resume at that boundary (the CPU backend writes the same positions).
+template <int HD, int R>
 __device__ __forceinline__ bool keeps_state(const F1Args &a, int seq, int pos) {
-    // KvLayout's WindowRule(stride = ratio, blocks = coff): what the next step will still read
+    constexpr int kBoundaryWindow = (Geometry<HD, R>::kCoff - 1) * R;
     int computed = a.seq_first_pos[seq] + a.seq_num_tokens[seq];
     int start = R * (computed / R - (Geometry<HD, R>::kCoff - 1));
-    return pos >= start;
+    if (pos >= start) return true;
+    if (kBoundaryWindow == 0 || pos % 256 < 256 - kBoundaryWindow) return false;
+    return state_page(a, seq, pos) >= 0;
 }
 
 // Step 1: save (kv, score + ape) of this token into its state page, if the window still needs it.

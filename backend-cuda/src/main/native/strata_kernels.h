@@ -22,8 +22,10 @@
  * (this step's tokens of a sequence are consecutive); state_block_table: int32 [seqs, state_table_stride]
  * maps KvLayout's virtual state page (pos / span) * pages_per_span + (pos % span) / positions_per_page to a
  * physical page of state_page_bytes (the bucket row; fold the layer's slot offset into state_pool); the
- * entry is (pos % span) % positions_per_page, fp32 [kv (coff*hd) | score+ape (coff*hd)]. Only positions the
- * next step still needs are saved (KvLayout WindowRule(ratio, coff) of seq_first_pos + seq_num_tokens); out_slot: int64 [num_tokens], the compressed entry's slot for
+ * entry is (pos % span) % positions_per_page, fp32 [kv (coff*hd) | score+ape (coff*hd)]. Saved positions: those
+ * the next step still needs (KvLayout WindowRule(ratio, coff) of seq_first_pos + seq_num_tokens), and for
+ * ratio 4 the four before each 256-position boundary whose state page is mapped (table entry >= 0): the
+ * boundary windows prefix caching keeps (docs/kv-cache.md section 5); -1 pages are never written. out_slot: int64 [num_tokens], the compressed entry's slot for
  * tokens with (pos+1) % ratio == 0, else -1.  (head_dim, ratio) in {(512,4), (512,128), (128,4)}:
  * 512 writes the FP8 584-byte entry, 128 the Hadamard + FP4 68-byte indexer entry. */
 int64_t strata_f1_workspace_bytes(int num_tokens, int head_dim);

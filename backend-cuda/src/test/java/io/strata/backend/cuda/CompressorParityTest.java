@@ -63,12 +63,32 @@ class CompressorParityTest {
                 List.of(new Step(13, 7, 1), new Step(10, 1, 1), new Step(1, 1, 1), new Step(16, 14, 6)));
     }
 
+    /**
+     * Prefix caching keeps the compressor state just before each 256-position boundary (positions 252..255
+     * for ratio 4): a chunk crossing the boundary writes it where the state page is mapped, and writes
+     * nothing where the cache manager mapped no page (-1) for it.
+     */
+    @Test
+    void mainC4BoundaryWindowsKeptWhereMapped() {
+        check(512, 4, new int[]{300, 290}, List.of(new Step(290, 270), new Step(1, 1), new Step(9, 20)), 253);
+    }
+
+    @Test
+    void indexerC4BoundaryWindowsKeptWhereMapped() {
+        check(128, 4, new int[]{300, 290}, List.of(new Step(290, 270), new Step(1, 1), new Step(9, 20)), 253);
+    }
+
     // ------------------------------------------------------------------------------------------------
 
     private record Sequence(int length, float[][] kv, float[][] score) {
     }
 
     private void check(int hd, int ratio, int[] lengths, List<Step> steps) {
+        check(hd, ratio, lengths, steps, -1);
+    }
+
+    /** @param unmappedInLast a position whose state page the last sequence has no mapping for (-1: none) */
+    private void check(int hd, int ratio, int[] lengths, List<Step> steps, int unmappedInLast) {
         int coff = ratio == 4 ? 2 : 1;
         int width = coff * hd;
         int rowStride = width + 4;  // exercise a row stride wider than the row
@@ -102,8 +122,11 @@ class CompressorParityTest {
         EntryLayout layout = EntryLayout.of(ck, KV.bucket(ck.bucket()).rowBytes());
         StatePaging paging = StatePaging.of(sk, KV.bucket(sk.bucket()).rowBytes());
 
-        Run fused = new Run(Variant.FUSED, hd, ratio, seqs, steps, ape, weight, ropeFreqs(rope), layout, paging, rowStride, sk);
-        Run unfused = new Run(Variant.UNFUSED, hd, ratio, seqs, steps, ape, weight, ropeFreqs(rope), layout, paging, rowStride, sk);
+        int unmappedPage = unmappedInLast < 0 ? -1 : (int) sk.pageIndex(unmappedInLast);
+        Run fused = new Run(Variant.FUSED, hd, ratio, seqs, steps, ape, weight, ropeFreqs(rope), layout, paging, rowStride, sk,
+                unmappedPage);
+        Run unfused = new Run(Variant.UNFUSED, hd, ratio, seqs, steps, ape, weight, ropeFreqs(rope), layout, paging, rowStride, sk,
+                unmappedPage);
         if (ratio == 4) {
             // same pooling order in both paths: bit-identical
             assertThat(unfused.cache).as("unfused cache equals fused cache").isEqualTo(fused.cache);
@@ -195,6 +218,32 @@ class CompressorParityTest {
             }
         }
         assertThat(checked).isGreaterThan(0);
+
+        // ---- boundary windows: the state before each crossed 256-position boundary, where mapped ----
+        if (ratio == 4) {
+            int kept = 0;
+            for (int s = 0; s < seqs.size(); s++) {
+                for (int boundary = 256; boundary <= fused.processed[s]; boundary += 256) {
+                    for (int p = boundary - 4; p < boundary; p++) {
+                        boolean unmapped = s == seqs.size() - 1 && sk.pageIndex(p) == unmappedPage;
+                        if (unmapped) {
+                            continue;  // no page: nothing to write (and nothing was written anywhere else)
+                        }
+                        float[] st = fused.stateEntry(s, p, width);
+                        for (int ch = 0; ch < width; ch++) {
+                            assertThat(st[ch]).as("boundary state kv, seq %d pos %d", s, p)
+                                    .isEqualTo(seqs.get(s).kv[p][ch]);
+                            assertThat(st[width + ch]).isEqualTo(seqs.get(s).score[p][ch] + ape[(p % ratio) * width + ch]);
+                        }
+                        kept++;
+                    }
+                }
+            }
+            System.out.printf("F1 head %d ratio %d: %d boundary-window state positions kept%n", hd, ratio, kept);
+            if (unmappedInLast >= 0) {
+                assertThat(kept).isGreaterThan(0);
+            }
+        }
     }
 
     /** The reference's compression of block b (REF Compressor, prefill form), then norm, RoPE, rotation. */
@@ -255,7 +304,8 @@ class CompressorParityTest {
         private final int entriesPerPage;
 
         Run(Variant variant, int hd, int ratio, List<Sequence> seqs, List<Step> steps, float[] ape, float[] weight,
-            float[] freqs, EntryLayout layout, StatePaging paging, int rowStride, KindLayout stateKind) {
+            float[] freqs, EntryLayout layout, StatePaging paging, int rowStride, KindLayout stateKind,
+            int unmappedPageOfLast) {
             this.paging = paging;
             this.stateKind = stateKind;
             this.entriesPerPage = layout.entriesPerPage();
@@ -269,7 +319,8 @@ class CompressorParityTest {
             int[] table = new int[nseq * statePagesPerSeq];
             for (int s = 0; s < nseq; s++) {
                 for (int v = 0; v < statePagesPerSeq; v++) {
-                    table[s * statePagesPerSeq + v] = statePage(s, v, nseq);
+                    boolean unmapped = s == nseq - 1 && v == unmappedPageOfLast;
+                    table[s * statePagesPerSeq + v] = unmapped ? -1 : statePage(s, v, nseq);
                 }
             }
             processed = new int[nseq];
