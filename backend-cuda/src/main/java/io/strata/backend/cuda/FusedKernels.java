@@ -3,8 +3,8 @@ package io.strata.backend.cuda;
 import io.strata.backend.cuda.nat.CudaNative;
 
 /**
- * The three fused kernels of issue 8, one coarse call per step (all tokens of all sequences), with
- * their unfused baselines. Arguments are device addresses; see {@code strata_kernels.h} for shapes.
+ * The three fused kernels, one coarse call per step (all tokens of all sequences), with their unfused
+ * baselines, and the bf16 inverse RoPE that is the reference path into {@code wo_a}. Arguments are device addresses; see {@code strata_kernels.h} for shapes.
  */
 public final class FusedKernels {
     private FusedKernels() {
@@ -87,7 +87,20 @@ public final class FusedKernels {
     }
 
     /**
-     * F2: attention output {@code o} bf16 [numTokens, numHeads*512] to FP8 [numTokens, numHeads*512]
+     * The reference's path from attention to {@code wo_a}, and the default: inverse RoPE (at each token's
+     * query position) of channels 448..511 of every head of {@code o} bf16 [numTokens, numHeads*512], in
+     * place, bf16 out, so {@code wo_a} gets bf16 input exactly as the reference feeds it.
+     */
+    public static void inverseRope(long o, int numTokens, int numHeads, long ropeCosSin, long stream) {
+        NativeLibrary.require();
+        CudaRuntime.check(CudaNative.strata_rope_rows(o, numTokens * numHeads, numHeads, ropeCosSin, 1, stream),
+                "inverse rope (bf16)");
+    }
+
+    /**
+     * F2, the FP8 variant for an FP8 {@code wo_a} GEMM (not what the reference computes: it rounds the
+     * output to FP8 where the reference keeps bf16): attention output {@code o} bf16 [numTokens, numHeads*512]
+     * to FP8 [numTokens, numHeads*512]
      * and fp32 power-of-two scales at {@code block * scaleStrideBlock + token * scaleStrideToken};
      * ropeCosSin fp32 [numTokens, 64] at each token's (query) position.
      */

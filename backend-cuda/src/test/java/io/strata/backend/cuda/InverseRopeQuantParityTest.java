@@ -96,6 +96,49 @@ class InverseRopeQuantParityTest {
         assertThat(err).isLessThanOrEqualTo(1e-2);
     }
 
+    /** The default path into {@code wo_a}: inverse RoPE in bf16, in place, bit-identical to the CPU backend's. */
+    @Test
+    void bf16InverseRopeIsTheCpuBackendsBitForBit() {
+        Random rnd = new Random(8_003);
+        int tokens = 11;
+        int heads = 5;
+        int width = heads * HEAD;
+        Rope rope = compressedRope();
+        float[] o = new float[tokens * width];
+        short[] bits = new short[o.length];
+        for (int i = 0; i < o.length; i++) {
+            o[i] = bf16Random(rnd, 3f);
+            bits[i] = bits(o[i]);
+        }
+        int[] positions = new int[tokens];
+        for (int t = 0; t < tokens; t++) {
+            positions[t] = rnd.nextInt(1 << 20);
+        }
+        float[] cpu = o.clone();
+        float[] cos = new float[32];
+        float[] sin = new float[32];
+        for (int t = 0; t < tokens; t++) {
+            rope.angles(positions[t], cos, sin);
+            for (int h = 0; h < heads; h++) {
+                Rope.rotate(cpu, t * width + h * HEAD + 448, cos, sin, true);
+            }
+        }
+        try (DeviceBuffer dO = DeviceBuffer.of(bits);
+             DeviceBuffer dcs = DeviceBuffer.of(RopeTables.cosSin(ropeFreqs(rope), positions))) {
+            FusedKernels.inverseRope(dO.address(), tokens, heads, dcs.address(), 0);
+            FusedKernels.synchronize();
+            short[] gpu = dO.downloadShorts(o.length);
+            int rotated = 0;
+            for (int i = 0; i < o.length; i++) {
+                assertThat(value(gpu[i])).as("channel %d", i % width).isEqualTo(cpu[i]);
+                rotated += (i % HEAD) >= 448 && cpu[i] != o[i] ? 1 : 0;
+            }
+            assertThat(rotated).isGreaterThan(tokens * heads * 32);
+            System.out.printf("F2 bf16 (default path): %d values bit-identical to the CPU backend, %d rotated%n",
+                    o.length, rotated);
+        }
+    }
+
     private static Outcome run(Variant variant, float[] o, float[] cosSin, int tokens, int heads,
                                int tokensPadded) {
         short[] bits = new short[o.length];

@@ -77,6 +77,9 @@ public final class CudaNative {
             int scaleBase, int scaleStride, int numTokens, int numHeads, float eps, int fused,
             @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
 
+    public static native int strata_rope_rows(@Cast("int64_t") long x, int rows, int headsPerToken,
+            @Cast("int64_t") long ropeCosSin, int inverse, @Cast("int64_t") long stream);
+
     // ---- lightning indexer and sparse attention ----
 
     public static native int strata_indexer_q_prep(@Cast("int64_t") long q, @Cast("int64_t") long w,
