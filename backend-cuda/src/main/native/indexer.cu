@@ -99,6 +99,62 @@ struct ScoreArgs {
     int heads;
 };
 
+// One key's 128 e2m1 codes as int8 (twice the value), and its four block scales.
+struct Key {
+    uint32_t v[32];
+    float scale[4];
+};
+
+__device__ __forceinline__ void load_key(const ScoreArgs &a, const int *table, int j, Key &key) {
+    int epp = a.keys.entries_per_page;
+    const uint8_t *page = a.keys.pool + (int64_t) table[j / epp] * a.keys.page_bytes;
+    int e = j % epp;
+    const uint4 *kd = reinterpret_cast<const uint4 *>(page + e * a.keys.data_stride);
+    uint32_t ksc = *reinterpret_cast<const uint32_t *>(page + a.keys.scale_base + e * a.keys.scale_stride);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        uint4 v = kd[i];
+        e2m1x8_to_int8(v.x, key.v[8 * i + 0], key.v[8 * i + 1]);
+        e2m1x8_to_int8(v.y, key.v[8 * i + 2], key.v[8 * i + 3]);
+        e2m1x8_to_int8(v.z, key.v[8 * i + 4], key.v[8 * i + 5]);
+        e2m1x8_to_int8(v.w, key.v[8 * i + 6], key.v[8 * i + 7]);
+    }
+#pragma unroll
+    for (int b = 0; b < 4; b++) key.scale[b] = e8m0_value((ksc >> (8 * b)) & 0xff);
+}
+
+// Head h's term of the score: bf16(d * w_h) for d = bf16(q_h . k) > 0, else 0 (adding +0 to the
+// running sum, which starts at +0, changes nothing, so skipping and adding zero agree).
+__device__ __forceinline__ float head_term(const int8_t *qs, const float *sc, const float *ws, int h, const Key &k) {
+    const int4 *qh = reinterpret_cast<const int4 *>(qs + h * kIdxDim);
+    float d = 0.f;
+#pragma unroll
+    for (int b = 0; b < 4; b++) {
+        int acc = 0;
+        int4 q0 = qh[2 * b], q1 = qh[2 * b + 1];
+        acc = __dp4a((int) k.v[8 * b + 0], q0.x, acc);
+        acc = __dp4a((int) k.v[8 * b + 1], q0.y, acc);
+        acc = __dp4a((int) k.v[8 * b + 2], q0.z, acc);
+        acc = __dp4a((int) k.v[8 * b + 3], q0.w, acc);
+        acc = __dp4a((int) k.v[8 * b + 4], q1.x, acc);
+        acc = __dp4a((int) k.v[8 * b + 5], q1.y, acc);
+        acc = __dp4a((int) k.v[8 * b + 6], q1.z, acc);
+        acc = __dp4a((int) k.v[8 * b + 7], q1.w, acc);
+        d = __fadd_rn(d, __fmul_rn((float) acc, __fmul_rn(sc[h * 4 + b], k.scale[b])));
+    }
+    d = bf16_round(d);
+    return d > 0.f ? bf16_round(__fmul_rn(d, ws[h])) : 0.f;
+}
+
+template <int kMaxHeads>
+__device__ __forceinline__ void stage_query(const ScoreArgs &a, int qi, int8_t *qs, float *sc, float *ws) {
+    const int4 *qsrc = reinterpret_cast<const int4 *>(a.q_codes + (int64_t) qi * a.heads * kIdxDim);
+    for (int i = threadIdx.x; i < a.heads * kIdxDim / 16; i += blockDim.x) reinterpret_cast<int4 *>(qs)[i] = qsrc[i];
+    for (int i = threadIdx.x; i < a.heads * 4; i += blockDim.x) sc[i] = a.q_scales[(int64_t) qi * a.heads * 4 + i] * 0.25f;
+    for (int i = threadIdx.x; i < a.heads; i += blockDim.x) ws[i] = a.w[(int64_t) qi * a.heads + i];
+}
+
+// Many queries or candidates: a thread scores one key over all heads.
 template <int kMaxHeads>
 __global__ void __launch_bounds__(kScoreThreads) k_indexer_scores(ScoreArgs a) {
     __shared__ __align__(16) int8_t qs[kMaxHeads * kIdxDim];
@@ -108,53 +164,48 @@ __global__ void __launch_bounds__(kScoreThreads) k_indexer_scores(ScoreArgs a) {
     int visible = (a.query_pos[qi] + 1) / 4;
     int j0 = blockIdx.x * kScoreThreads;
     if (j0 >= visible) return;  // CTA-uniform
-    const int4 *qsrc = reinterpret_cast<const int4 *>(a.q_codes + (int64_t) qi * a.heads * kIdxDim);
-    for (int i = threadIdx.x; i < a.heads * kIdxDim / 16; i += blockDim.x) reinterpret_cast<int4 *>(qs)[i] = qsrc[i];
-    for (int i = threadIdx.x; i < a.heads * 4; i += blockDim.x) sc[i] = a.q_scales[(int64_t) qi * a.heads * 4 + i] * 0.25f;
-    for (int i = threadIdx.x; i < a.heads; i += blockDim.x) ws[i] = a.w[(int64_t) qi * a.heads + i];
+    stage_query<kMaxHeads>(a, qi, qs, sc, ws);
     __syncthreads();
     int j = j0 + threadIdx.x;
     if (j >= visible) return;
-    const int *table = a.block_table + (int64_t) a.query_seq[qi] * a.table_stride;
-    int epp = a.keys.entries_per_page;
-    int pg = table[j / epp], e = j % epp;
-    const uint8_t *page = a.keys.pool + (int64_t) pg * a.keys.page_bytes;
-    const uint4 *kd = reinterpret_cast<const uint4 *>(page + e * a.keys.data_stride);
-    uint32_t ksc = *reinterpret_cast<const uint32_t *>(page + a.keys.scale_base + e * a.keys.scale_stride);
-    uint32_t k[32];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        uint4 v = kd[i];
-        e2m1x8_to_int8(v.x, k[8 * i + 0], k[8 * i + 1]);
-        e2m1x8_to_int8(v.y, k[8 * i + 2], k[8 * i + 3]);
-        e2m1x8_to_int8(v.z, k[8 * i + 4], k[8 * i + 5]);
-        e2m1x8_to_int8(v.w, k[8 * i + 6], k[8 * i + 7]);
-    }
-    float kscale[4];
-#pragma unroll
-    for (int b = 0; b < 4; b++) kscale[b] = e8m0_value((ksc >> (8 * b)) & 0xff);
+    Key key;
+    load_key(a, a.block_table + (int64_t) a.query_seq[qi] * a.table_stride, j, key);
     float s = 0.f;
-    for (int h = 0; h < a.heads; h++) {
-        const int4 *qh = reinterpret_cast<const int4 *>(qs + h * kIdxDim);
-        float d = 0.f;
-#pragma unroll
-        for (int b = 0; b < 4; b++) {
-            int acc = 0;
-            int4 q0 = qh[2 * b], q1 = qh[2 * b + 1];
-            acc = __dp4a((int) k[8 * b + 0], q0.x, acc);
-            acc = __dp4a((int) k[8 * b + 1], q0.y, acc);
-            acc = __dp4a((int) k[8 * b + 2], q0.z, acc);
-            acc = __dp4a((int) k[8 * b + 3], q0.w, acc);
-            acc = __dp4a((int) k[8 * b + 4], q1.x, acc);
-            acc = __dp4a((int) k[8 * b + 5], q1.y, acc);
-            acc = __dp4a((int) k[8 * b + 6], q1.z, acc);
-            acc = __dp4a((int) k[8 * b + 7], q1.w, acc);
-            d = __fadd_rn(d, __fmul_rn((float) acc, __fmul_rn(sc[h * 4 + b], kscale[b])));
-        }
-        d = bf16_round(d);
-        if (d > 0.f) s = __fadd_rn(s, bf16_round(__fmul_rn(d, ws[h])));
-    }
+    for (int h = 0; h < a.heads; h++) s = __fadd_rn(s, head_term(qs, sc, ws, h, key));
     a.scores[(int64_t) qi * a.score_stride + j] = float_to_bf16_bits(s);
+}
+
+// Few queries and candidates (small decode batches): four threads per key split the heads, then one
+// sums the terms in head order, so the grid covers more of the GPU and each thread's chain is 4x shorter.
+constexpr int kSplitKeys = kScoreThreads / 4;
+
+template <int kMaxHeads>
+__global__ void __launch_bounds__(kScoreThreads) k_indexer_scores_split(ScoreArgs a) {
+    __shared__ __align__(16) int8_t qs[kMaxHeads * kIdxDim];
+    __shared__ float sc[kMaxHeads * 4];
+    __shared__ float ws[kMaxHeads];
+    __shared__ float terms[kSplitKeys * (kMaxHeads + 1)];
+    int qi = blockIdx.y;
+    int visible = (a.query_pos[qi] + 1) / 4;
+    int j0 = blockIdx.x * kSplitKeys;
+    if (j0 >= visible) return;  // CTA-uniform
+    stage_query<kMaxHeads>(a, qi, qs, sc, ws);
+    __syncthreads();
+    int kk = threadIdx.x % kSplitKeys, part = threadIdx.x / kSplitKeys;
+    int j = j0 + kk;
+    int per = (a.heads + 3) / 4;
+    if (j < visible) {
+        Key key;
+        load_key(a, a.block_table + (int64_t) a.query_seq[qi] * a.table_stride, j, key);
+        for (int h = part * per; h < min(a.heads, (part + 1) * per); h++)
+            terms[kk * (kMaxHeads + 1) + h] = head_term(qs, sc, ws, h, key);
+    }
+    __syncthreads();
+    if (part == 0 && j < visible) {
+        float s = 0.f;
+        for (int h = 0; h < a.heads; h++) s = __fadd_rn(s, terms[kk * (kMaxHeads + 1) + h]);
+        a.scores[(int64_t) qi * a.score_stride + j] = float_to_bf16_bits(s);
+    }
 }
 
 // ---- exact top-k: a cluster of up to 8 CTAs per query, radix select on the 16-bit score ----------
@@ -192,14 +243,35 @@ struct TopkArgs {
     int tag;
 };
 
+// One CTA per query (kClustered = false, plain barriers) or a cluster of CTAs per query.
+template <bool kClustered>
+struct Team {
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    __device__ int rank() const { return kClustered ? (int) cluster.block_rank() : 0; }
+    __device__ int size() const { return kClustered ? (int) cluster.num_blocks() : 1; }
+    __device__ void sync() const {
+        if constexpr (kClustered) cluster.sync(); else __syncthreads();
+    }
+    __device__ void arrive() const {
+        if constexpr (kClustered) cluster.barrier_arrive();
+    }
+    __device__ void wait() const {
+        if constexpr (kClustered) cluster.barrier_wait();
+    }
+    template <typename T>
+    __device__ T *at(T *p, int r) const {
+        if constexpr (kClustered) return cluster.map_shared_rank(p, r); else return p;
+    }
+};
+
+template <bool kClustered>
 __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
+    Team<kClustered> cluster;
     extern __shared__ __align__(16) uint16_t keys[];
     __shared__ int cta_hist[4][16];
     __shared__ int warp_eq[32];
-    __shared__ int cta_eq, cta_gt, gt_counter;
-    const int rank = (int) cluster.block_rank(), ranks = (int) cluster.num_blocks();
+    __shared__ int gt_counter;
+    const int rank = cluster.rank(), ranks = cluster.size();
     const int qi = blockIdx.y;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int n = (a.query_pos[qi] + 1) / 4;
@@ -235,8 +307,8 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
         *reinterpret_cast<uint4 *>(keys + padded(local)) = v;
     }
     if (tid < 4 * 16) cta_hist[tid / 16][tid % 16] = 0;
-    if (tid == 0) cta_eq = cta_gt = gt_counter = 0;
-    cluster.sync();                                       // zeroed counters before any CTA adds to them
+    if (tid == 0) gt_counter = 0;
+    __syncthreads();                                      // keys staged, counters zeroed
     // per thread as many consecutive candidates as the slice needs (<= 32): loops stop at `steps`
     const int steps = (per_rank + kTopkThreads - 1) / kTopkThreads;
     const int lo = s0 + tid * steps;                      // this thread's candidates [lo, lo + cnt)
@@ -249,56 +321,82 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
         kp[i >> 1] |= key << ((i & 1) * 16);
     }
 #define KV(i) ((kp[(i) >> 1] >> (((i) & 1) * 16)) & 0xffffu)
-    // radix select, four 4-bit digits from the top. Counting uses votes, not atomics on hot bins: lane b
-    // of a warp counts the warp's keys whose digit is b (b < 16) from five ballots per step. One cluster
-    // barrier per digit; every warp then reads the cluster's counts itself (no broadcast barrier).
-    uint32_t xm[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) xm[j] = ((lane >> j) & 1) ? 0u : 0xffffffffu;
+    // Radix select, four 4-bit digits from the top. A thread counts its keys per digit in registers
+    // (16 8-bit counters in four words), a warp sums them with __reduce_add_sync, and each CTA publishes its
+    // 16 counts in shared memory; after one cluster barrier per digit every warp reads all CTAs' counts
+    // itself. The counts also give each CTA's share of the keys above and equal to the final threshold, so
+    // no further exchange is needed.
     uint32_t prefix = 0;
-    int above = 0;
-#pragma unroll 1
+    int above = 0;                                        // keys above the prefix range, whole cluster
+    int gt_before = 0;                                    // ... of them in CTAs of lower rank
+    int digit_of[4];
+#pragma unroll
     for (int d = 0; d < 4; d++) {
         const int shift = 12 - 4 * d;
-        int c = 0;
+        uint32_t c[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
         for (int i = 0; i < kPerThread; i++) {
             if (i >= steps) break;
             uint32_t key = KV(i);
             bool in = i < cnt && (key >> (shift + 4)) == prefix;
             uint32_t dig = (key >> shift) & 15u;
-            uint32_t v = __ballot_sync(0xffffffffu, in);
-            uint32_t b0 = __ballot_sync(0xffffffffu, dig & 1u), b1 = __ballot_sync(0xffffffffu, dig & 2u);
-            uint32_t b2 = __ballot_sync(0xffffffffu, dig & 4u), b3 = __ballot_sync(0xffffffffu, dig & 8u);
-            c += __popc(v & (b0 ^ xm[0]) & (b1 ^ xm[1]) & (b2 ^ xm[2]) & (b3 ^ xm[3]));
+            uint32_t inc = in ? 1u << ((dig & 3u) * 8) : 0u;
+#pragma unroll
+            for (int w = 0; w < 4; w++) c[w] += (dig >> 2) == (uint32_t) w ? inc : 0u;
         }
-        if (lane < 16 && c) atomicAdd(&cta_hist[d][lane], c);
+        // lanes j < 8 publish the two digits of pair word j: word w's even bytes (digits 4w, 4w+2) and odd bytes
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            uint32_t pair = (c[j >> 1] >> ((j & 1) * 8)) & 0x00ff00ffu;
+            uint32_t sum = __reduce_add_sync(0xffffffffu, pair);
+            if (lane == j && sum) {
+                int d0 = 4 * (j >> 1) + (j & 1);
+                if (sum & 0xffffu) atomicAdd(&cta_hist[d][d0], (int) (sum & 0xffffu));
+                if (sum >> 16) atomicAdd(&cta_hist[d][d0 + 2], (int) (sum >> 16));
+            }
+        }
         cluster.sync();
-        int total = 0;
-        if (lane < 16)
-            for (int r = 0; r < ranks; r++) total += cluster.map_shared_rank(&cta_hist[d][0], r)[lane];
-        int suffix = total;  // keys of the cluster whose digit is >= lane
+        int total = 0, before = 0;                        // lane b < 16: digit b over the cluster / lower ranks
+        if (lane < 16) {
+            for (int r = 0; r < ranks; r++) {
+                int v = cluster.at(&cta_hist[d][0], r)[lane];
+                total += v;
+                before += r < rank ? v : 0;
+            }
+        }
+        int suffix = total;                               // keys of the cluster whose digit is >= lane
+        int suffix_before = before;
 #pragma unroll
         for (int m = 1; m < 16; m <<= 1) {
             int v = __shfl_down_sync(0xffffffffu, suffix, m);
-            if (lane + m < 16) suffix += v;
+            int u = __shfl_down_sync(0xffffffffu, suffix_before, m);
+            if (lane + m < 16) {
+                suffix += v;
+                suffix_before += u;
+            }
         }
         int need = k - above;
         uint32_t who = __ballot_sync(0xffffffffu, lane < 16 && suffix - total < need && suffix >= need);
         int digit = __ffs(who) - 1;
         above += __shfl_sync(0xffffffffu, suffix - total, digit);
+        gt_before += __shfl_sync(0xffffffffu, suffix_before - before, digit);
+        digit_of[d] = digit;
         prefix = (prefix << 4) | (uint32_t) digit;
     }
     const uint32_t thr = prefix;
     const int greater = above;                            // scores above the threshold, whole cluster
     const int need_eq = k - greater;                      // equal scores to take, lowest index first
-    // pass 3: per thread counts, scanned in candidate order over the cluster
-    int eq = 0, gt = 0;
+    // equal keys in CTAs of lower rank: their last-digit count of the threshold digit
+    int eq_before = 0;
+    for (int r = 0; r < rank; r++) eq_before += cluster.at(&cta_hist[3][0], r)[digit_of[3]];
+    // done with other CTAs' shared memory: arrive now, wait (so no CTA leaves while read) at the end
+    cluster.arrive();
+    // per thread equal count, scanned in candidate order within the CTA
+    int eq = 0;
 #pragma unroll
     for (int i = 0; i < kPerThread; i++) {
         if (i >= steps) break;
         eq += i < cnt && KV(i) == thr;
-        gt += i < cnt && KV(i) > thr;
     }
     int eq_incl = eq;
 #pragma unroll
@@ -306,23 +404,11 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
         int v = __shfl_up_sync(0xffffffffu, eq_incl, m);
         if (lane >= m) eq_incl += v;
     }
-    int gt_warp = gt;
-#pragma unroll
-    for (int m = 16; m > 0; m >>= 1) gt_warp += __shfl_xor_sync(0xffffffffu, gt_warp, m);
-    if (lane == 31) {
-        warp_eq[warp] = eq_incl;
-        if (eq_incl) atomicAdd(&cta_eq, eq_incl);
-    }
-    if (lane == 0 && gt_warp) atomicAdd(&cta_gt, gt_warp);
-    cluster.sync();
-    int eq_base = 0, gt_base = 0;
-    for (int r = 0; r < rank; r++) {
-        eq_base += *cluster.map_shared_rank(&cta_eq, r);
-        gt_base += *cluster.map_shared_rank(&cta_gt, r);
-    }
+    if (lane == 31) warp_eq[warp] = eq_incl;
+    __syncthreads();
+    int eq_base = eq_before;
     for (int w = 0; w < warp; w++) eq_base += warp_eq[w];
-    cluster.sync();  // no CTA leaves while another still reads its shared memory
-    // pass 4: writes (above-threshold positions in any order, ties in candidate order)
+    // writes: above-threshold keys at positions [gt_before, ...) in any order, ties in candidate order
     int rank_eq = eq_base + eq_incl - eq;
 #pragma unroll
     for (int i = 0; i < kPerThread; i++) {
@@ -330,13 +416,14 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
         if (i < cnt) {
             uint32_t key = KV(i);
             if (key > thr) {
-                emit(gt_base + atomicAdd(&gt_counter, 1), lo + i);
+                emit(gt_before + atomicAdd(&gt_counter, 1), lo + i);
             } else if (key == thr) {
                 if (rank_eq < need_eq) emit(greater + rank_eq, lo + i);
                 rank_eq++;
             }
         }
     }
+    cluster.wait();
 #undef KV
 }
 
@@ -368,11 +455,17 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
                 EntryLayout{(uint8_t *) key_pool, key_page_bytes, entries_per_page, data_stride, scale_base,
                             scale_stride},
                 (uint16_t *) scores, score_stride, num_heads};
-    dim3 grid((max_candidates + kScoreThreads - 1) / kScoreThreads, num_queries);
-    if (num_heads <= 64) {
-        k_indexer_scores<64><<<grid, kScoreThreads, 0, (cudaStream_t) stream>>>(a);
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    int64_t whole = (int64_t) num_queries * ((max_candidates + kScoreThreads - 1) / kScoreThreads);
+    cudaStream_t st = (cudaStream_t) stream;
+    if (whole < 2 * sms && num_heads <= 64) {
+        dim3 grid((max_candidates + kSplitKeys - 1) / kSplitKeys, num_queries);
+        k_indexer_scores_split<64><<<grid, kScoreThreads, 0, st>>>(a);
     } else {
-        k_indexer_scores<128><<<grid, kScoreThreads, 0, (cudaStream_t) stream>>>(a);
+        dim3 grid((max_candidates + kScoreThreads - 1) / kScoreThreads, num_queries);
+        if (num_heads <= 64) k_indexer_scores<64><<<grid, kScoreThreads, 0, st>>>(a);
+        else k_indexer_scores<128><<<grid, kScoreThreads, 0, st>>>(a);
     }
     STRATA_LAUNCH_CHECK();
     return 0;
@@ -388,15 +481,26 @@ int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos,
     TopkArgs a{(const uint16_t *) scores, score_stride, (const int *) query_pos, k, (int *) out_idx,
                (const int *) query_seq, (const int *) block_table, table_stride, entries_per_page,
                (int *) attn_list, list_stride, list_offset, tag};
-    // more CTAs per query for more candidates: about 8K candidates per CTA, up to 16 (non-portable
-    // cluster size, allowed on Hopper; 8 where it is refused)
-    cudaError_t e = cudaFuncSetAttribute(k_topk, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kTopkSmem);
+    // more CTAs per query for more candidates: about 8K candidates per CTA, up to 16 (a non-portable
+    // cluster size, allowed on Hopper; 8 where it is refused); one CTA needs no cluster at all
+    cudaError_t e = cudaFuncSetAttribute(k_topk<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kTopkSmem);
     if (e != cudaSuccess) return (int) e;
-    int max_ranks = cudaFuncSetAttribute(k_topk, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess
+    e = cudaFuncSetAttribute(k_topk<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kTopkSmem);
+    if (e != cudaSuccess) return (int) e;
+    int max_ranks = cudaFuncSetAttribute(k_topk<true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess
                     ? kMaxRanks : 8;
     cudaGetLastError();
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    // 16-CTA clusters only pay off while they all fit at once (few queries); otherwise 8 schedule better
+    if ((int64_t) num_queries * kMaxRanks > sms && max_candidates <= 8 * kSlice) max_ranks = 8;
     if (max_candidates > max_ranks * kSlice) return (int) cudaErrorInvalidValue;
     int ranks = max(1, min(max_ranks, (max_candidates + 8191) / 8192));
+    if (ranks == 1) {
+        k_topk<false><<<dim3(1, num_queries), kTopkThreads, kTopkSmem, (cudaStream_t) stream>>>(a);
+        STRATA_LAUNCH_CHECK();
+        return 0;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(ranks, num_queries);
     cfg.blockDim = dim3(kTopkThreads);
@@ -409,7 +513,7 @@ int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos,
     attr[0].val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    e = cudaLaunchKernelEx(&cfg, k_topk, a);
+    e = cudaLaunchKernelEx(&cfg, k_topk<true>, a);
     if (e != cudaSuccess) return (int) e;
     STRATA_LAUNCH_CHECK();
     return 0;
