@@ -9,7 +9,8 @@ public interface KvCache {
     /**
      * Admits a waiting sequence if its whole remaining prompt can get pages now: looks it up in the prefix
      * cache, pins the hit and returns the first position to compute (the tokens before it are served from
-     * the cache). Returns -1, changing nothing, when it does not fit yet.
+     * the cache). The hit never reaches past {@link Sequence#logitsNeededFrom()}: positions whose logits the
+     * sequence needs are computed. Returns -1, changing nothing, when it does not fit yet.
      */
     int admit(Sequence seq);
 

@@ -38,7 +38,7 @@ public final class ManagedKvCache implements KvCache {
     @Override
     public int admit(Sequence seq) {
         KvRequest r = requestOf(seq);
-        PrefixMatch m = manager.match(r);
+        PrefixMatch m = manager.match(r, seq.logitsNeededFrom());
         if (!manager.canAdmit(r, m)) {
             return -1;
         }

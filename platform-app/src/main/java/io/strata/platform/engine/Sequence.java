@@ -122,6 +122,15 @@ public final class Sequence {
         return promptLogprobs != null && promptLogprobs.size() < promptLength;
     }
 
+    /**
+     * First position whose logits this sequence still needs, so the prefix cache must not serve it: the one
+     * predicting the first prompt token without a logprob yet, else the end (only the last token is needed,
+     * and a cache hit never covers it).
+     */
+    int logitsNeededFrom() {
+        return wantsPromptLogprobs() ? promptLogprobs.size() - 1 : length;
+    }
+
     void append(int token) {
         if (length == tokens.length) {
             tokens = Arrays.copyOf(tokens, Math.max(tokens.length * 2, 16));

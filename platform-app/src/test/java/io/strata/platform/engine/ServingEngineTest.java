@@ -18,8 +18,10 @@ import org.junit.jupiter.api.Test;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -158,6 +160,40 @@ class ServingEngineTest {
         }
         assertThat(registry.get("strata.num_preemptions").counter().count()).isPositive();
         awaitNoLeak();
+    }
+
+    @Test
+    void aSequencePreemptedWhileScoringItsPromptScoresAllOfItAfterwards() throws Exception {
+        // Admission checks each prompt against the pages free at the time, so two prompts admitted together,
+        // each prefilled in 64-token chunks, outgrow pools sized for 1.3 sequences: the newer one, scoring
+        // its prompt, is preempted part-way, and when it comes back the other has published the blocks of
+        // their common prefix.
+        start(1.3, new EngineProperties(128, 8, 100, 1_000_000L, "fcfs", 64));
+        int[] p = IntStream.range(0, 600).map(i -> 14 + (i * 37 + i / 5) % 1000).toArray();
+        SamplingParams scoring = new SamplingParams(0, 1, 0, 0, null, 0, 0, 1, 1, 0, List.of(), Set.of(), false,
+                null, 0, false, true);
+        GenerationEvent.Started alone = started(engine.submit(new GenerationRequest("alone", p, scoring, 0, "alone")));
+        // both are queued while the engine is inside a slow step of a one-token request, so the next step
+        // admits them together
+        executor.stepDelay(30);
+        InferenceEngine.Submission blocker = engine.submit(new GenerationRequest("blocker", prompt("x"), greedy(2), 0, null));
+        Thread.sleep(10);
+        InferenceEngine.Submission plain = engine.submit(new GenerationRequest("plain", Arrays.copyOf(p, 520),
+                greedy(1), 0, null));
+        InferenceEngine.Submission scored = engine.submit(new GenerationRequest("scored", p, scoring, 0, null));
+        assertThat(collect(blocker).finished().reason()).isEqualTo(FinishReason.LENGTH);
+        assertThat(collect(plain).finished().reason()).isEqualTo(FinishReason.LENGTH);
+        GenerationEvent.Started s = started(scored);
+        assertThat(registry.get("strata.num_preemptions").counter().count()).isPositive();
+        assertThat(s.promptLogprobs()).hasSize(600).isEqualTo(alone.promptLogprobs());
+        assertThat(s.cachedTokens()).isZero();
+        awaitNoLeak();
+    }
+
+    private static GenerationEvent.Started started(InferenceEngine.Submission s) {
+        List<GenerationEvent> events = s.events().collectList().block(Duration.ofSeconds(60));
+        return events.stream().filter(e -> e instanceof GenerationEvent.Started).map(e -> (GenerationEvent.Started) e)
+                .findFirst().orElseThrow();
     }
 
     @Test

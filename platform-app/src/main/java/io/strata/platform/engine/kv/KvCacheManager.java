@@ -148,10 +148,22 @@ public final class KvCacheManager {
      * the window from {@code T - recomputeDepth()}, whichever computes less. Changes nothing.
      */
     public PrefixMatch match(KvRequest r) {
-        if (!prefixCaching || r.tokenCount < 2) {
+        return match(r, Long.MAX_VALUE);
+    }
+
+    /**
+     * Like {@link #match(KvRequest)} for a request that needs the logits of every position from
+     * {@code outputsFrom} on (prompt logprobs): the hit ends at a boundary no later than {@code outputsFrom},
+     * so those positions are computed and come out as in a cold run. The boundary is what is bounded, not
+     * the resume point: positions recomputed only to rebuild an evicted window do not see the whole context.
+     * With {@code outputsFrom} below the first boundary there is no hit; the request still publishes its
+     * blocks as it computes them.
+     */
+    public PrefixMatch match(KvRequest r, long outputsFrom) {
+        if (!prefixCaching || r.tokenCount < 2 || outputsFrom < B) {
             return PrefixMatch.NONE;
         }
-        int maxBlocks = (r.tokenCount - 1) / B;
+        int maxBlocks = (int) Math.min((r.tokenCount - 1) / B, outputsFrom / B);
         r.ensureHashes(maxBlocks, hasher);
         int h = 0;
         outer:

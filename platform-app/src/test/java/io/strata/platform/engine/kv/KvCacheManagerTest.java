@@ -77,6 +77,45 @@ class KvCacheManagerTest {
     }
 
     @Test
+    void aHitEndsNoLaterThanTheFirstPositionWhoseLogitsAreNeeded() {
+        KvCacheManager m = roomy();
+        int[] p = tokens(1100, 11);
+        // chunks ending on every boundary: the window before each is cached
+        m.free(run(m, p, 256, 256, 256, 256, 76));
+        assertThat(m.match(m.newRequest("all", p, null)).computeFrom()).isEqualTo(1024);
+        assertThat(m.match(m.newRequest("all", p, null), 1100).computeFrom()).isEqualTo(1024);
+        for (long needed : new long[] {0, 1, 255}) {
+            assertThat(m.match(m.newRequest("none", p, null), needed)).as("needed from " + needed).isEqualTo(PrefixMatch.NONE);
+        }
+        for (long needed : new long[] {256, 700, 767}) {
+            PrefixMatch hit = m.match(m.newRequest("some", p, null), needed);
+            assertThat(hit.sharedPositions()).as("needed from " + needed).isEqualTo(needed / 256 * 256);
+            assertThat(hit.computeFrom()).isEqualTo(needed / 256 * 256);
+        }
+    }
+
+    @Test
+    void aBoundedHitWhoseWindowWasEvictedStillSharesNoBlockPastTheBound() {
+        KvCacheManager m = manager(400, 2000, 400);
+        int[] a = tokens(8000, 12);
+        KvRequest first = run(m, a, 7936, 64);
+        BlockPool middle = m.poolOf(PageBucket.MIDDLE);
+        int releasedMidRequest = middle.cachedFree();
+        m.free(first);
+        // evict the windows released mid-request (every boundary's but the last), keeping the compressed blocks
+        int uncached = middle.free() - middle.cachedFree();
+        int dummyGroup = group(CacheKind.C4_INDEXER_STATE);
+        int[] taken = IntStream.range(0, uncached + releasedMidRequest).map(i -> middle.allocate(dummyGroup)).toArray();
+        for (int page : taken) {
+            middle.release(page);
+        }
+        PrefixMatch hit = m.match(m.newRequest("bounded", a, null), 6000);
+        assertThat(hit.windowHit()).isFalse();
+        assertThat(hit.sharedPositions()).isEqualTo(5888);
+        assertThat(hit.computeFrom()).isEqualTo(Math.max(0, 5888 - m.recomputeDepth()));
+    }
+
+    @Test
     void swaWindowPageIsReleasedExactlyWhenItFallsBehind128() {
         KvCacheManager m = roomy();
         KvRequest r = run(m, tokens(1000, 2));
