@@ -329,8 +329,8 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
     uint32_t prefix = 0;
     int above = 0;                                        // keys above the prefix range, whole cluster
     int gt_before = 0;                                    // ... of them in CTAs of lower rank
-    int digit_of[4];
-#pragma unroll
+    int last_digit = 0;
+#pragma unroll 1
     for (int d = 0; d < 4; d++) {
         const int shift = 12 - 4 * d;
         uint32_t c[4] = {0u, 0u, 0u, 0u};
@@ -356,14 +356,17 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
             }
         }
         cluster.sync();
+        // lane b and b + 16 read digit b of every other rank (independent loads, so one remote round trip)
         int total = 0, before = 0;                        // lane b < 16: digit b over the cluster / lower ranks
-        if (lane < 16) {
-            for (int r = 0; r < ranks; r++) {
-                int v = cluster.at(&cta_hist[d][0], r)[lane];
-                total += v;
-                before += r < rank ? v : 0;
-            }
+#pragma unroll
+        for (int j = 0; j < kMaxRanks / 2; j++) {
+            int r = (lane >> 4) + 2 * j;
+            int v = r < ranks ? cluster.at(&cta_hist[d][0], r)[lane & 15] : 0;
+            total += v;
+            before += r < rank ? v : 0;
         }
+        total += __shfl_xor_sync(0xffffffffu, total, 16);
+        before += __shfl_xor_sync(0xffffffffu, before, 16);
         int suffix = total;                               // keys of the cluster whose digit is >= lane
         int suffix_before = before;
 #pragma unroll
@@ -380,15 +383,16 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
         int digit = __ffs(who) - 1;
         above += __shfl_sync(0xffffffffu, suffix - total, digit);
         gt_before += __shfl_sync(0xffffffffu, suffix_before - before, digit);
-        digit_of[d] = digit;
+        last_digit = digit;
         prefix = (prefix << 4) | (uint32_t) digit;
     }
     const uint32_t thr = prefix;
     const int greater = above;                            // scores above the threshold, whole cluster
     const int need_eq = k - greater;                      // equal scores to take, lowest index first
     // equal keys in CTAs of lower rank: their last-digit count of the threshold digit
-    int eq_before = 0;
-    for (int r = 0; r < rank; r++) eq_before += cluster.at(&cta_hist[3][0], r)[digit_of[3]];
+    int eq_before = lane < rank ? cluster.at(&cta_hist[3][0], lane)[last_digit] : 0;
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1) eq_before += __shfl_xor_sync(0xffffffffu, eq_before, m);
     // done with other CTAs' shared memory: arrive now, wait (so no CTA leaves while read) at the end
     cluster.arrive();
     // per thread equal count, scanned in candidate order within the CTA
