@@ -44,7 +44,8 @@ public class CudaBackendProvider implements BackendProvider {
                         + ".0 (found " + devices.stream().map(d -> d.name() + " " + d.properties().get("computeCapability")).toList() + ")");
             }
             return ProbeResult.available(usable, Set.of("kv-fp8", "kv-fp4-indexer", "fused-compressor",
-                    "fused-qkv-rope-quant", "fused-inverse-rope-quant"));
+                    "fused-qkv-rope-quant", "fused-inverse-rope-quant", "lightning-indexer-fp4",
+                    "sparse-attention-fp8"));
         } catch (CudaException e) {
             return ProbeResult.unavailable(PREFIX + e.getMessage());
         } catch (RuntimeException | LinkageError e) {
