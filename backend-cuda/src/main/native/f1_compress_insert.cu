@@ -217,18 +217,6 @@ __device__ __forceinline__ void rms_norm4(float *x, const float *w, int c, float
     }
 }
 
-template <int HD>
-__device__ __forceinline__ void rope4(float *x, int c, const float *cs_row) {
-    if (c < HD - 64) return;
-    int pair = (c - (HD - 64)) / 2;
-#pragma unroll
-    for (int k = 0; k < 2; k++) {
-        float cs, sn;
-        rope_cs(cs_row, pair + k, cs, sn);
-        rope_rotate(x[2 * k], x[2 * k + 1], cs, sn);
-    }
-}
-
 // Main entry: FP8 of channels [0,448) with per-64 scales (16 threads per block), bf16 rope channels.
 __device__ __forceinline__ void write_main_entry(const float *x, int c, const EntryLayout &cache, int64_t slot) {
     float amax = fmaxf(fmaxf(fabsf(x[0]), fabsf(x[1])), fmaxf(fabsf(x[2]), fabsf(x[3])));

@@ -60,16 +60,7 @@ __global__ void k_indexer_q_prep(const uint16_t *__restrict__ q, const uint16_t 
     uint2 raw = *reinterpret_cast<const uint2 *>(src);
     float x[4] = {bf16_bits_to_float(raw.x & 0xffff), bf16_bits_to_float(raw.x >> 16),
                   bf16_bits_to_float(raw.y & 0xffff), bf16_bits_to_float(raw.y >> 16)};
-    if (c >= kIdxDim - 64) {  // interleaved RoPE on the last 64 channels, at the token's position
-        const float *cs = cos_sin + (int64_t) t * 64;
-        int pair = (c - (kIdxDim - 64)) / 2;
-#pragma unroll
-        for (int k = 0; k < 2; k++) {
-            float co, si;
-            rope_cs(cs, pair + k, co, si);
-            rope_rotate(x[2 * k], x[2 * k + 1], co, si);
-        }
-    }
+    rope4<kIdxDim>(x, c, cos_sin + (int64_t) t * 64);  // interleaved RoPE at the token's position
     hadamard128(x, lane);
     float amax = fmaxf(fmaxf(fabsf(x[0]), fabsf(x[1])), fmaxf(fabsf(x[2]), fabsf(x[3])));
     amax = group_max<8>(amax);

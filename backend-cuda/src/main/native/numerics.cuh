@@ -124,6 +124,19 @@ struct EntryLayout {
     }
 };
 
+// RoPE of the four channels c..c+3 a thread holds, if they lie in the last 64 of an HD-wide row
+template <int HD>
+__device__ __forceinline__ void rope4(float *x, int c, const float *cs_row) {
+    if (c < HD - 64) return;
+    int pair = (c - (HD - 64)) / 2;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float cs, sn;
+        rope_cs(cs_row, pair + k, cs, sn);
+        rope_rotate(x[2 * k], x[2 * k + 1], cs, sn);
+    }
+}
+
 // Walsh-Hadamard over 128 channels held 4 per lane by one warp, same butterfly order as the CPU
 // backend (h = 1, 2, 4, ..., 64), then bf16(x * 128^-0.5).
 __device__ __forceinline__ void hadamard128(float *x, int lane) {

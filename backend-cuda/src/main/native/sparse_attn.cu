@@ -44,8 +44,7 @@ struct AttnArgs {
     int64_t list_stride;
     const float *sink;          // fp32 [heads]
     float scale;
-    EntryLayout src[kMaxSources];
-    int num_sources;
+    EntryLayout src[kMaxSources];       // unused trailing sources repeat source 0
     uint16_t *out;              // bf16 [rows, heads, 512]
     int heads;
     // split lists (gridDim.z > 1): unnormalised partial results, combined by k_combine
@@ -501,7 +500,6 @@ int strata_sparse_attn(int64_t q, int num_heads, int64_t lists, int64_t list_len
         const int64_t *s = sources + 6 * (i < num_sources ? i : 0);
         a.src[i] = EntryLayout{(uint8_t *) s[0], s[1], (int) s[2], (int) s[3], (int) s[4], (int) s[5]};
     }
-    a.num_sources = num_sources;
     a.out = (uint16_t *) out;
     a.heads = num_heads;
     int splits = workspace ? attn_splits(num_rows, num_heads, list_stride) : 1;
