@@ -71,6 +71,28 @@ class AdminConsoleBrowserTest extends BrowserTest {
     }
 
     @Test
+    void theSignInPageShowsAMessageOnlyWhenThereIsSomethingToSay() {
+        Browser b = browser();
+        b.driver().manage().deleteAllCookies();
+        b.open("/login");
+        b.waitFor(By.id("login-form"));
+        String firstVisit = b.find(By.tagName("main")).getText();
+        assertThat(firstVisit).doesNotContain("Wrong user name or password").doesNotContain("signed out");
+        assertThat(b.driver().findElements(By.cssSelector(".alert"))).isEmpty();
+
+        b.logIn("admin", "not-the-password");
+        b.waitFor(By.id("login-error"));
+        assertThat(b.find(By.tagName("main")).getText()).contains("Wrong user name or password.").doesNotContain("signed out");
+
+        b.logIn("admin", TestPlatform.ADMIN_PASSWORD);
+        b.waitFor(By.id("card-backends"));
+        b.find(By.cssSelector("form.signout button")).click();
+        b.waitFor(By.id("login-logout"));
+        assertThat(b.find(By.tagName("main")).getText()).contains("You are signed out.").doesNotContain("Wrong user name");
+        b.screenshot("00-signed-out");
+    }
+
+    @Test
     void pluginsPageShowsBothPluginsAndCanDisableAndEnable() {
         Browser b = loggedIn();
         b.open("/admin/plugins");
