@@ -88,8 +88,9 @@ public class ConsoleApiController {
     public Mono<List<FinishedRequests.Entry>> finished(@RequestParam(required = false) String key,
                                                        @RequestParam(required = false) String reason,
                                                        @RequestParam(required = false) Integer sinceMinutes,
-                                                       @RequestParam(defaultValue = "100") int limit) {
-        FinishedRequests.Filter filter = FinishedRequests.Filter.of(key, reason, sinceMinutes, limit);
+                                                       @RequestParam(defaultValue = "100") int limit,
+                                                       @RequestParam(defaultValue = "0") int offset) {
+        FinishedRequests.Filter filter = FinishedRequests.Filter.of(key, reason, sinceMinutes, limit, offset);
         return Mono.fromCallable(() -> finished.find(filter)).subscribeOn(Schedulers.boundedElastic());
     }
 

@@ -43,10 +43,14 @@ public class ConsolePagesController {
 
     // ------------------------------------------------------------------ requests
 
+    /** Finished requests per page: enough to scan, few enough that the page stays one screen or two. */
+    static final int FINISHED_PAGE_SIZE = 25;
+
     @GetMapping("/admin/requests")
     public Mono<String> requests(Model model, @RequestParam(required = false) String key,
                                  @RequestParam(required = false) String reason,
-                                 @RequestParam(required = false) Integer since) {
+                                 @RequestParam(required = false) Integer since,
+                                 @RequestParam(defaultValue = "1") int page) {
         return blocking(() -> {
             model.addAttribute("keyNames", finished.keyNames());
             model.addAttribute("reasons", List.of("stop", "length", "abort", "error", "rejected"));
@@ -54,8 +58,10 @@ public class ConsolePagesController {
             model.addAttribute("filterReason", reason == null ? "" : reason);
             model.addAttribute("filterSince", since);
             try {
-                model.addAttribute("finished", finished.find(FinishedRequests.Filter.of(key, reason, since, 100)));
-            } catch (IllegalArgumentException e) {
+                FinishedRequests.Page rows = finished.page(key, reason, since, page, FINISHED_PAGE_SIZE);
+                model.addAttribute("finishedPage", rows);
+                model.addAttribute("finished", rows.entries());
+            } catch (IllegalArgumentException | ArithmeticException e) {
                 model.addAttribute("finished", List.of());
                 model.addAttribute("error", e.getMessage());
             }

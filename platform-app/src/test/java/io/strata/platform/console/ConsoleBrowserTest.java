@@ -284,6 +284,57 @@ class ConsoleBrowserTest extends BrowserTest {
         b.screenshot("console-11-plugins");
     }
 
+    @Test
+    @Order(8)
+    void finishedRequestsFitTheCardAndArePagedOnTheServer() {
+        jdbc.sql("INSERT INTO api_key (name, key_prefix, key_hash) VALUES ('a-team-integration-key', 'sk-abcd1234', 'paging')").update();
+        long keyId = jdbc.sql("SELECT id FROM api_key WHERE key_hash = 'paging'").query(Long.class).single();
+        java.time.Instant now = java.time.Instant.now();
+        for (int i = 0; i < 130; i++) {
+            jdbc.sql("""
+                    INSERT INTO request_log (id, created_at, api_key_id, endpoint, model, prompt_tokens, cached_tokens,
+                        completion_tokens, queue_ms, ttft_ms, total_ms, finish_reason, http_status, error)
+                    VALUES (:id, :at, :key, '/v1/chat/completions', 'dsv4-tiny-stable', 123456, 120000, 4096, 12345,
+                        234567, 1234567, :reason, :status, :error)""")
+                    .param("id", "chatcmpl-" + java.util.UUID.randomUUID().toString().replace("-", ""))
+                    .param("at", java.sql.Timestamp.from(now.minusSeconds(600 + i)))
+                    .param("key", keyId)
+                    .param("reason", i % 2 == 0 ? "length" : "error")
+                    .param("status", i % 2 == 0 ? 200 : 500)
+                    .param("error", i % 2 == 0 ? null : "backend 'cpu' failed: step execution raised IllegalStateException")
+                    .update();
+        }
+        Browser b = browser();
+        b.open("/admin/requests");
+        WebElement table = b.waitFor(By.id("finished-table"));
+        JavascriptExecutor js = (JavascriptExecutor) b.driver();
+        long tableWidth = ((Number) js.executeScript("return arguments[0].getBoundingClientRect().right", table)).longValue();
+        long sectionRight = ((Number) js.executeScript(
+                "return document.querySelector('main.content').getBoundingClientRect().right", table)).longValue();
+        long scroll = ((Number) js.executeScript("return document.documentElement.scrollWidth")).longValue();
+        assertThat(tableWidth).as("finished table's right edge inside the page content").isLessThanOrEqualTo(sectionRight);
+        assertThat(scroll).as("no horizontal scrolling at 1,400 px").isLessThanOrEqualTo(1400);
+        List<WebElement> rows = b.driver().findElements(By.cssSelector("#finished-table tr[data-request-id]"));
+        assertThat(rows).hasSize(25);
+        assertThat(b.find(By.id("finished-range")).getText()).contains("1–25 of ");
+        b.screenshot("console-12-requests-paged");
+
+        // filters survive paging: only 'length' rows, page 2 continues where page 1 ended
+        new Select(b.find(By.id("filter-reason"))).selectByValue("length");
+        b.find(By.id("filter-apply")).click();
+        b.waitFor(By.id("finished-older"));
+        List<String> first = b.driver().findElements(By.cssSelector("#finished-table tr[data-request-id]")).stream()
+                .map(tr -> tr.getAttribute("data-request-id")).toList();
+        b.find(By.id("finished-older")).click();
+        b.waitForText(By.id("finished-range"), "26–50 of ");
+        List<WebElement> older = b.driver().findElements(By.cssSelector("#finished-table tr[data-request-id]"));
+        assertThat(older).hasSize(25).allSatisfy(tr -> assertThat(tr.getAttribute("data-reason")).isEqualTo("length"));
+        assertThat(older).noneMatch(tr -> first.contains(tr.getAttribute("data-request-id")));
+        assertThat(new Select(b.find(By.id("filter-reason"))).getFirstSelectedOption().getAttribute("value")).isEqualTo("length");
+        b.find(By.id("finished-newer")).click();
+        b.waitForText(By.id("finished-range"), "1–25 of ");
+    }
+
     private String complete(int[] prompt, int maxTokens) {
         String body = "{\"model\":\"dsv4-tiny-stable\",\"max_tokens\":" + maxTokens + ",\"ignore_eos\":true,\"prompt\":["
                 + IntStream.of(prompt).mapToObj(Integer::toString).collect(Collectors.joining(",")) + "]}";
