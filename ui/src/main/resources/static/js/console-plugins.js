@@ -52,6 +52,13 @@
       .catch(function () { /* next poll */ });
   }
 
+  // Remove deletes a jar from the plugins folder: ask first (no inline handlers, the CSP forbids them)
+  document.querySelectorAll('form[data-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      if (!window.confirm(form.getAttribute('data-confirm'))) { event.preventDefault(); }
+    });
+  });
+
   if (document.querySelector('.device-live')) {
     refresh();
     setInterval(refresh, 5000);

@@ -18,6 +18,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -146,6 +147,57 @@ class AdminConsoleBrowserTest extends BrowserTest {
         assertThat(b.find(By.id("error")).getText()).contains("no plugin.properties");
         assertThat(Files.exists(HOME.resolve("plugins/library.jar"))).isFalse();
         b.screenshot("06-upload-rejected");
+    }
+
+    @Test
+    void aJarWithAMissingPluginClassSaysWhichClassIsMissing() throws IOException {
+        Path ghost = PluginJars.pluginWithMissingPluginClass(Files.createTempDirectory("upload-").resolve("ghost.jar"), "ghost");
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        b.waitFor(By.id("upload-file")).sendKeys(ghost.toString());
+        b.find(By.id("upload-submit")).click();
+        b.waitFor(By.id("error"));
+        assertThat(b.find(By.id("error")).getText()).contains("test.ghost.MissingPlugin").doesNotContain("NullPointerException")
+                .doesNotContain("getPlugin()");
+        assertThat(b.driver().findElements(By.id("plugin-ghost"))).isEmpty();
+        b.screenshot("07-upload-missing-class");
+    }
+
+    @Test
+    void aFailedOrDisabledPluginCanBeRemovedAfterConfirming() throws IOException {
+        Path failing = PluginJars.pluginWhoseProbeThrows(Files.createTempDirectory("upload-").resolve("failing.jar"), "failing");
+        Path spare = PluginJars.workingPlugin(Files.createTempDirectory("upload-").resolve("spare.jar"), "spare", "Spare X1");
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        for (Path jar : List.of(failing, spare)) {
+            b.waitFor(By.id("upload-file")).sendKeys(jar.toString());
+            b.find(By.id("upload-submit")).click();
+            b.waitFor(By.cssSelector("#notice, #error"));
+        }
+        assertThat(b.find(By.id("plugin-failing")).findElement(By.className("plugin-state")).getText()).isEqualTo("FAILED");
+        assertThat(b.driver().findElements(By.id("remove-spare"))).as("a started plugin has no Remove").isEmpty();
+        assertThat(Files.exists(HOME.resolve("plugins/failing-1.0.0.jar"))).isTrue();
+
+        // dismissing the confirmation keeps it
+        b.find(By.id("remove-failing")).click();
+        assertThat(b.driver().switchTo().alert().getText()).contains("Remove failing?").contains("failing-1.0.0.jar");
+        b.driver().switchTo().alert().dismiss();
+        assertThat(b.find(By.id("plugin-failing")).isDisplayed()).isTrue();
+
+        b.find(By.id("remove-failing")).click();
+        b.driver().switchTo().alert().accept();
+        b.waitForText(By.id("notice"), "Plugin failing removed");
+        assertThat(b.driver().findElements(By.id("plugin-failing"))).isEmpty();
+        assertThat(Files.exists(HOME.resolve("plugins/failing-1.0.0.jar"))).isFalse();
+        assertThat(host.plugin("failing")).isEmpty();
+        b.screenshot("08-plugin-removed");
+
+        b.find(By.id("disable-spare")).click();
+        b.waitFor(By.id("remove-spare")).click();
+        b.driver().switchTo().alert().accept();
+        b.waitForText(By.id("notice"), "Plugin spare removed");
+        assertThat(Files.exists(HOME.resolve("plugins/spare-2.0.0.jar"))).isFalse();
+        assertThat(host.plugin("spare")).isEmpty();
     }
 
     @Test
