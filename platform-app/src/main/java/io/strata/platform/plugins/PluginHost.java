@@ -46,6 +46,7 @@ public class PluginHost implements InitializingBean, DisposableBean {
 
     private final PluginManager manager;
     private final PluginProperties properties;
+    private final PluginStateRepository states;
     private final PluginJarInspector inspector = new PluginJarInspector();
     private final ExecutorService probeThreads = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("plugin-probe-", 0).factory());
@@ -57,9 +58,10 @@ public class PluginHost implements InitializingBean, DisposableBean {
     /** Provider instances of started plugins, reused so a backend keeps its state between calls. */
     private final Map<String, List<BackendProvider>> providers = new ConcurrentHashMap<>();
 
-    public PluginHost(PluginManager manager, PluginProperties properties) {
+    public PluginHost(PluginManager manager, PluginProperties properties, PluginStateRepository states) {
         this.manager = manager;
         this.properties = properties;
+        this.states = states;
     }
 
     public Path pluginsDir() {
@@ -341,6 +343,7 @@ public class PluginHost implements InitializingBean, DisposableBean {
             throw new IllegalStateException("PF4J could not unload plugin '" + pluginId + "'");
         }
         Files.deleteIfExists(jar);
+        states.forget(pluginId);
         log.info("Plugin '{}' ({}) removed by an operator: {} deleted", pluginId, state, jar.getFileName());
         return jar.getFileName().toString();
     }

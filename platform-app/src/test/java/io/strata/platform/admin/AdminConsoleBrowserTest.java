@@ -41,6 +41,8 @@ class AdminConsoleBrowserTest extends BrowserTest {
     int port;
     @Autowired
     PluginHost host;
+    @Autowired
+    org.springframework.jdbc.core.simple.JdbcClient jdbc;
 
     private Browser browser() {
         if (browser == null) {
@@ -91,6 +93,47 @@ class AdminConsoleBrowserTest extends BrowserTest {
         b.waitFor(By.id("login-logout"));
         assertThat(b.find(By.tagName("main")).getText()).contains("You are signed out.").doesNotContain("Wrong user name");
         b.screenshot("00-signed-out");
+    }
+
+    @Test
+    void dashboardSaysWhichBackendServesAndWhatEachHitRateMeans() {
+        // a minute the previous run of the server stored, with prefix-cache hits
+        java.time.Instant minute = java.time.Instant.now().minusSeconds(300).truncatedTo(java.time.temporal.ChronoUnit.MINUTES);
+        jdbc.sql("""
+                MERGE INTO console_minute_stats (minute_start, samples, requests_per_s, prompt_tokens_per_s, gen_tokens_per_s,
+                    running_avg, waiting_avg, preemptions, aborted, prefix_queries, prefix_hits, hit_rate_window,
+                    large_used_avg, large_cached_avg, middle_used_avg, middle_cached_avg, small_used_avg, small_cached_avg)
+                KEY (minute_start) VALUES (:m, 60, 1, 100, 10, 1, 0, 0, 0, 1000, 900, 0.9, 0, 0, 0, 0, 0, 0)""")
+                .param("m", java.sql.Timestamp.from(minute)).update();
+        Browser b = loggedIn();
+        b.open("/admin");
+        new org.openqa.selenium.support.ui.WebDriverWait(b.driver(), java.time.Duration.ofSeconds(30))
+                .until(d -> d.findElement(By.tagName("body")).getAttribute("data-stats-at") != null);
+
+        assertThat(b.find(By.id("backends-headline")).getText()).isEqualTo("The model is served by the cpu backend.");
+        assertThat(b.find(By.id("backend-cpu")).getAttribute("data-status")).isEqualTo("serving");
+        assertThat(b.find(By.id("backend-cpu")).getText()).contains("serves the model");
+        if (host.availableBackends().stream().noneMatch(x -> x.pluginId().equals("cuda"))) {
+            assertThat(b.find(By.id("backend-cuda")).getText()).contains("cannot serve on this host").contains("CUDA unavailable:");
+        }
+        assertThat(b.find(By.id("card-backends")).getText()).doesNotContain("plugins started");
+
+        // no request since this start: the since-start figures say so instead of showing 0 %
+        assertThat(b.find(By.id("prefix-total")).getText()).isEqualTo("–");
+        assertThat(b.find(By.id("prefix-share")).getText()).isEqualTo("–");
+        List<String> hints = List.of(b.find(By.id("prefix-window-hint")).getText(), b.find(By.id("prefix-total-hint")).getText(),
+                b.find(By.id("prefix-share-hint")).getText());
+        assertThat(hints).doesNotHaveDuplicates().allSatisfy(h -> assertThat(h).isNotBlank());
+        assertThat(hints.get(0)).contains("last 1,000");
+        assertThat(hints.get(1)).contains("since this server started");
+        assertThat(hints.get(2)).contains("cached_tokens");
+
+        // the stored minute is on the dashed hit-rate line, and the line never drops to a made-up 0
+        @SuppressWarnings("unchecked")
+        List<Object> line = (List<Object>) ((org.openqa.selenium.JavascriptExecutor) b.driver()).executeScript(
+                "return Chart.getChart(document.getElementById('prefix-chart')).data.datasets[1].data.map(p => p.y);");
+        assertThat(line).contains(0.9).doesNotContain(0L, 0.0);
+        b.screenshot("02b-dashboard-backends-and-hit-rates");
     }
 
     @Test
@@ -198,6 +241,8 @@ class AdminConsoleBrowserTest extends BrowserTest {
         b.waitForText(By.id("notice"), "Plugin spare removed");
         assertThat(Files.exists(HOME.resolve("plugins/spare-2.0.0.jar"))).isFalse();
         assertThat(host.plugin("spare")).isEmpty();
+        assertThat(jdbc.sql("SELECT COUNT(*) FROM plugin_state WHERE plugin_id = 'spare'").query(Long.class).single())
+                .as("a removed plugin's disable choice is forgotten").isZero();
     }
 
     @Test
