@@ -246,7 +246,8 @@ class AdminConsoleBrowserTest extends BrowserTest {
     }
 
     @Test
-    void anUploadOverTheSizeLimitIsRefused() throws IOException {
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void anUploadOverTheSizeLimitIsRefused(org.springframework.boot.test.system.CapturedOutput output) throws IOException {
         Path big = Files.createTempDirectory("upload-").resolve("huge.jar");
         Files.write(big, new byte[2 * 1024 * 1024]);
         Browser b = loggedIn();
@@ -255,6 +256,9 @@ class AdminConsoleBrowserTest extends BrowserTest {
         b.find(By.id("upload-submit")).click();
         b.waitFor(By.id("error"));
         assertThat(b.find(By.id("error")).getText()).contains("larger than 1 MB");
+        // a user's mistake, not the server's: one line in the log, no ERROR with a stack trace
+        assertThat(output.getAll()).contains("Plugin upload refused").doesNotContain("onErrorDropped")
+                .doesNotContain("DataBufferLimitException");
     }
 
     private Browser loggedIn() {

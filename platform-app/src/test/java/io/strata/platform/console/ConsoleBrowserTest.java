@@ -287,7 +287,7 @@ class ConsoleBrowserTest extends BrowserTest {
     @Test
     @Order(8)
     void finishedRequestsFitTheCardAndArePagedOnTheServer() {
-        jdbc.sql("INSERT INTO api_key (name, key_prefix, key_hash) VALUES ('a-team-integration-key', 'sk-abcd1234', 'paging')").update();
+        jdbc.sql("MERGE INTO api_key (name, key_prefix, key_hash) KEY (key_hash) VALUES ('a-team-integration-key', 'sk-abcd1234', 'paging')").update();
         long keyId = jdbc.sql("SELECT id FROM api_key WHERE key_hash = 'paging'").query(Long.class).single();
         java.time.Instant now = java.time.Instant.now();
         for (int i = 0; i < 130; i++) {
