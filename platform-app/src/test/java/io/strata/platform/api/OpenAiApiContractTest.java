@@ -109,6 +109,10 @@ class OpenAiApiContractTest {
         assertThat(m.get("id").stringValue()).isEqualTo("dsv4-tiny-stable");
         assertThat(m.get("object").stringValue()).isEqualTo("model");
         assertThat(m.get("max_model_len").intValue()).isEqualTo(ServingTestConfiguration.MAX_MODEL_LEN);
+        // the checkpoint's name, not the server's filesystem path
+        assertThat(m.get("root").stringValue()).isEqualTo("dsv4-tiny-stable");
+        assertThat(new String(client.get().uri("/v1/models/dsv4-tiny-stable").header("Authorization", "Bearer " + key).exchange()
+                .expectStatus().isOk().expectBody().returnResult().getResponseBody())).doesNotContain("models/");
     }
 
     @Test

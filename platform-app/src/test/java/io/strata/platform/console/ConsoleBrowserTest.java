@@ -199,6 +199,14 @@ class ConsoleBrowserTest extends BrowserTest {
         WebElement row = b.find(By.cssSelector("tr[data-key-name='console-test']"));
         assertThat(row.getText()).contains("60/min").contains("active").contains(secret.substring(0, 12));
         b.screenshot("console-06-keys-created");
+        // POST-redirect-GET: the secret came on a plain page; reloading it neither creates a second key nor shows the secret again
+        assertThat(b.path()).isEqualTo("/admin/keys");
+        b.driver().navigate().refresh();
+        b.waitFor(By.cssSelector("tr[data-key-name='console-test']"));
+        assertThat(b.driver().findElements(By.cssSelector("tr[data-key-name='console-test']"))).hasSize(1);
+        assertThat(b.driver().findElements(By.id("new-key-secret"))).isEmpty();
+        assertThat(b.driver().getPageSource()).doesNotContain(secret);
+        row = b.find(By.cssSelector("tr[data-key-name='console-test']"));
 
         String rowId = row.getAttribute("id");
         b.find(By.id("revoke-" + rowId.substring("key-".length()))).click();
@@ -269,7 +277,16 @@ class ConsoleBrowserTest extends BrowserTest {
         b.find(By.id("plan-submit")).click();
         b.waitFor(By.id("plan-result"));
         assertThat(Long.parseLong(b.find(By.id("plan-sequences")).getText().replace(",", ""))).isPositive();
-        assertThat(b.find(By.id("seeds-table")).getText()).contains("83.9 GiB");
+        assertThat(b.find(By.id("seeds-table")).getText()).contains("83.9 GiB").containsIgnoringCase("Published figure");
+        assertThat(b.find(By.tagName("main")).getText()).as("no internal jargon on the page")
+                .doesNotContainIgnoringCase("seed");
+        assertThat(b.find(By.id("published-source")).getText()).contains("docs/kv-cache.md");
+        @SuppressWarnings("unchecked")
+        List<Number> labelled = (List<Number>) ((JavascriptExecutor) b.driver()).executeScript(
+                "return Chart.getChart(document.getElementById('plan-chart')).scales.y.ticks"
+                        + ".filter(t => t.label !== '' && t.label != null).map(t => t.value);");
+        assertThat(labelled).as("log-axis labels only at powers of ten, so they cannot overlap").isNotEmpty()
+                .allSatisfy(v -> assertThat(Math.abs(Math.log10(v.doubleValue()) - Math.round(Math.log10(v.doubleValue())))).isLessThan(1e-9));
         b.screenshot("console-10-model-planner-flash-1m");
     }
 
@@ -280,7 +297,8 @@ class ConsoleBrowserTest extends BrowserTest {
         b.open("/admin/plugins");
         WebElement live = waiting(15).until(d -> d.findElements(By.cssSelector(".device-live[data-plugin='cpu'][data-updated]"))
                 .stream().findFirst().orElse(null));
-        assertThat(live.getText()).contains("used of").contains("JVM heap");
+        assertThat(live.getText()).contains("used of").contains("JVM heap")
+                .as("device properties in words and units, not raw field names").doesNotContainPattern("[a-z][A-Za-z]*Bytes=\\d");
         b.screenshot("console-11-plugins");
     }
 
