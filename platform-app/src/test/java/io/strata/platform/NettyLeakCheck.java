@@ -51,12 +51,20 @@ public final class NettyLeakCheck implements AfterAllCallback {
         }
     }
 
+    /** Classes that leaked, with the report: surefire reruns a failed class, and a rerun must not pass it. */
+    private static final java.util.Map<String, String> LEAKED = new java.util.concurrent.ConcurrentHashMap<>();
+
     @Override
     public void afterAll(ExtensionContext context) throws Exception {
         List<String> leaks = collect();
+        String testClass = context.getRequiredTestClass().getName();
         if (!leaks.isEmpty()) {
-            throw new AssertionError(leaks.size() + " Netty buffer leak(s) reported by the end of "
-                    + context.getDisplayName() + " (io.netty.leakDetection.level=paranoid):\n" + String.join("\n\n", leaks));
+            LEAKED.put(testClass, leaks.size() + " Netty buffer leak(s) reported by the end of " + context.getDisplayName()
+                    + " (io.netty.leakDetection.level=paranoid):\n" + String.join("\n\n", leaks));
+        }
+        String report = LEAKED.get(testClass);
+        if (report != null) {
+            throw new AssertionError(leaks.isEmpty() ? report + "\n(reported in an earlier run of this class)" : report);
         }
     }
 
