@@ -394,6 +394,17 @@ class OpenAiApiContractTest {
     }
 
     @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void clientMistakesAreNotLoggedAsServerErrors(org.springframework.boot.test.system.CapturedOutput output) {
+        post("/v1/completions", "{\"prompt\": " + "\"x".repeat(1) + "x".repeat(1024 * 1024 + 16) + "\"}").expectStatus().isEqualTo(413);
+        post("/v1/chat/completions", "{oops").expectStatus().isBadRequest();
+        client.get().uri("/v1/nowhere").header("Authorization", "Bearer " + key).exchange().expectStatus().isNotFound();
+        client.get().uri("/v1/completions").header("Authorization", "Bearer " + key).exchange().expectStatus().isEqualTo(405);
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("Unexpected API failure")
+                .doesNotContain("DataBufferLimitException");
+    }
+
+    @Test
     void malformedJsonSaysWhereWithoutParserInternals() {
         for (String path : List.of("/v1/completions", "/v1/chat/completions", "/tokenize")) {
             JsonNode e = error(client.post().uri(path).contentType(MediaType.APPLICATION_JSON).bodyValue("{\"prompt\": \"x\",\n oops}"), 400);
