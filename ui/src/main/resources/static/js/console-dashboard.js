@@ -23,7 +23,7 @@
   });
 
   var prefixChart = C.timeChart('prefix-chart', [
-    {label: 'hit rate, last 1,000 req.'}, {label: 'hit rate since start', dashed: true},
+    {label: 'hit rate, last 1,000 req.'}, {label: 'hit rate per minute', dashed: true},
     {label: 'cached share of prompt tokens', color: '#1f7a4d'}], {min: 0, max: 1, percent: true});
   var loadChart = C.timeChart('load-chart', [
     {label: 'running'}, {label: 'waiting'},
@@ -137,8 +137,21 @@
     text('lat-itl-p99', C.ms(s.latency.itlP99));
   }
 
+  // The dashed line is the hit rate of the last minute, as the stored history has it per minute, so the
+  // line means the same before and after a restart (a since-start figure would fall to nothing there).
+  var prefixSamples = [];
+
+  function minuteHitRate(s) {
+    var q = s.prefix.queries, h = s.prefix.hits, last = prefixSamples[prefixSamples.length - 1];
+    if (last && q < last[1]) { prefixSamples = []; } // the server restarted: its counters began again
+    prefixSamples.push([s.at, q, h]);
+    while (prefixSamples.length > 1 && prefixSamples[0][0] < s.at - 60000) { prefixSamples.shift(); }
+    var first = prefixSamples[0];
+    return q > first[1] ? (h - first[2]) / (q - first[1]) : null;
+  }
+
   function append(s) {
-    C.push(prefixChart, s.at, [s.prefix.hitRateWindow, s.prefix.hitRateTotal, s.prefix.cachedShare]);
+    C.push(prefixChart, s.at, [s.prefix.hitRateWindow, minuteHitRate(s), s.prefix.cachedShare]);
     C.push(loadChart, s.at, [s.load.running, s.load.waiting, s.load.generationTokensPerSecond, s.load.promptTokensPerSecond]);
     C.push(latencyChart, s.at, [s.latency.ttftP50, s.latency.ttftP99, s.latency.itlP50, s.latency.itlP99]);
   }

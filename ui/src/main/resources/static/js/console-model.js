@@ -17,7 +17,12 @@
       plugins: {legend: {display: false}, tooltip: {callbacks: {label: function (ctx) {
         return C.bytes(ctx.parsed.y * 1048576);
       }}}},
-      scales: {y: {type: 'logarithmic', title: {display: true, text: 'MiB per sequence (log)'}}}
+      // a log axis labels 2, 3, 5... of every decade by default and they overlap; label the decades only
+      scales: {y: {type: 'logarithmic', title: {display: true, text: 'MiB per sequence (log scale)'},
+        ticks: {callback: function (v) {
+          var p = Math.log10(v);
+          return Math.abs(p - Math.round(p)) < 1e-9 ? C.number(v, 0) + ' MiB' : '';
+        }}}}
     }
   });
 })();

@@ -4,6 +4,16 @@
   'use strict';
   var C = window.StrataConsole;
 
+  var ACRONYMS = {jvm: 'JVM', os: 'OS', cpu: 'CPU', gpu: 'GPU', cuda: 'CUDA', sm: 'SM', id: 'ID', pci: 'PCI'};
+
+  // A backend's device property as words and units: jvmMaxHeapBytes=6320816128 -> "JVM max heap 5.9 GiB"
+  function property(key, value) {
+    var bytes = /Bytes$/.test(key) && !isNaN(Number(value));
+    var words = key.replace(/Bytes$/, '').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[\s_.-]+/)
+      .map(function (w) { return ACRONYMS[w] || w; }).join(' ');
+    return words + ' ' + (bytes ? C.bytes(Number(value)) : value);
+  }
+
   function render(backends) {
     var seen = {};
     backends.forEach(function (b) {
@@ -22,7 +32,7 @@
         if (props.length) {
           var p = document.createElement('div');
           p.className = 'muted';
-          p.textContent = props.sort().map(function (k) { return k + '=' + d.properties[k]; }).join(' · ');
+          p.textContent = props.sort().map(function (k) { return property(k, d.properties[k]); }).join(' · ');
           box.appendChild(p);
         }
       });
@@ -51,6 +61,13 @@
       .then(render)
       .catch(function () { /* next poll */ });
   }
+
+  // Remove deletes a jar from the plugins folder: ask first (no inline handlers, the CSP forbids them)
+  document.querySelectorAll('form[data-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      if (!window.confirm(form.getAttribute('data-confirm'))) { event.preventDefault(); }
+    });
+  });
 
   if (document.querySelector('.device-live')) {
     refresh();

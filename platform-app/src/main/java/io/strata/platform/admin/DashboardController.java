@@ -1,5 +1,7 @@
 package io.strata.platform.admin;
 
+import io.strata.platform.engine.InferenceEngine;
+import io.strata.platform.engine.ServingBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.plugins.PluginView;
 import org.springframework.stereotype.Controller;
@@ -16,19 +18,22 @@ import java.util.List;
 @Controller
 public class DashboardController {
     private final PluginHost plugins;
+    private final InferenceEngine engine;
+    private final ServingBackend serving;
 
-    public DashboardController(PluginHost plugins) {
+    public DashboardController(PluginHost plugins, InferenceEngine engine, ServingBackend serving) {
         this.plugins = plugins;
+        this.engine = engine;
+        this.serving = serving;
     }
 
     @GetMapping({"/admin", "/admin/"})
     public String dashboard(Model model) {
         List<PluginView> all = plugins.plugins();
-        model.addAttribute("pluginCount", all.size());
-        model.addAttribute("startedCount", all.stream().filter(p -> "STARTED".equals(p.state())).count());
         model.addAttribute("failedCount", all.stream().filter(PluginView::failed).count());
         model.addAttribute("availableBackends", plugins.availableBackends().stream()
                 .map(b -> b.pluginId() + " (" + b.probe().devices().size() + " device(s))").toList());
+        model.addAttribute("backendSummary", BackendSummary.of(all, serving.pluginId(), engine.status()));
         return "admin/dashboard";
     }
 }

@@ -73,6 +73,14 @@ public class PluginsController {
                 .onErrorResume(IllegalArgumentException.class, e -> Mono.just(redirect("error", e.getMessage())));
     }
 
+    @PostMapping("/admin/plugins/{id}/remove")
+    public Mono<String> remove(@PathVariable String id) {
+        return blocking(() -> host.remove(id))
+                .map(file -> redirect("notice", "Plugin " + id + " removed: " + file + " deleted from the plugins folder."))
+                .onErrorResume(IllegalArgumentException.class, e -> Mono.just(redirect("error", e.getMessage())))
+                .onErrorResume(IOException.class, e -> Mono.just(redirect("error", "Cannot delete the jar of " + id + ": " + e.getMessage())));
+    }
+
     @PostMapping("/admin/plugins/upload")
     public Mono<String> upload(ServerWebExchange exchange) {
         long limit = properties.maxUploadSize().toBytes();

@@ -23,6 +23,10 @@ public class ApiException extends RuntimeException {
         return new ApiException(HttpStatus.NOT_FOUND, "NotFoundError", param, message);
     }
 
+    public static ApiException tooLarge(String message) {
+        return new ApiException(HttpStatus.PAYLOAD_TOO_LARGE, "RequestTooLargeError", null, message);
+    }
+
     public static ApiException unavailable(String message) {
         return new ApiException(HttpStatus.SERVICE_UNAVAILABLE, "ServiceUnavailableError", null, message);
     }

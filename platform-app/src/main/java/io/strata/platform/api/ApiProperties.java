@@ -1,6 +1,7 @@
 package io.strata.platform.api;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Settings of the OpenAI-compatible API ({@code strata.api.*}).
@@ -9,9 +10,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *                        {@code none}: open to anyone who can reach the port (logged as a warning at start)
  * @param maxLogprobs     cap on {@code logprobs}, {@code top_logprobs} and {@code prompt_logprobs} (vLLM: 20)
  * @param servedModelName name clients use in {@code model}; empty = the checkpoint folder's name
+ * @param maxRequestSize  largest request body the API reads; unset = follows the served model's context
+ *                        (see {@link RequestSizeLimit})
  */
 @ConfigurationProperties("strata.api")
-public record ApiProperties(String auth, Integer maxLogprobs, String servedModelName) {
+public record ApiProperties(String auth, Integer maxLogprobs, String servedModelName, DataSize maxRequestSize) {
     public ApiProperties {
         auth = auth == null || auth.isBlank() ? "api-key" : auth.trim().toLowerCase();
         maxLogprobs = maxLogprobs == null ? 20 : maxLogprobs;

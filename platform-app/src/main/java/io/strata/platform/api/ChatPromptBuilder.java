@@ -92,7 +92,9 @@ class ChatPromptBuilder {
             }
             try {
                 out.add(json.treeToValue(m, ChatMessage.class));
-            } catch (JacksonException | IllegalArgumentException e) {
+            } catch (JacksonException e) {
+                throw ApiException.invalid("messages", "messages[" + i + "] is malformed: " + RequestFields.problem(e));
+            } catch (IllegalArgumentException e) {
                 throw ApiException.invalid("messages", "messages[" + i + "] is malformed: " + e.getMessage());
             }
         }
@@ -115,7 +117,9 @@ class ChatPromptBuilder {
                     throw ApiException.invalid("tools", "tools[" + i + "].function.name is required");
                 }
                 out.add(t);
-            } catch (JacksonException | IllegalArgumentException e) {
+            } catch (JacksonException e) {
+                throw ApiException.invalid("tools", "tools[" + i + "] is malformed: " + RequestFields.problem(e));
+            } catch (IllegalArgumentException e) {
                 throw ApiException.invalid("tools", "tools[" + i + "] is malformed: " + e.getMessage());
             }
         }

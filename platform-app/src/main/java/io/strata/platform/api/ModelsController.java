@@ -42,6 +42,7 @@ public class ModelsController {
 
     private Model card() {
         ModelCard c = engine.model();
-        return new Model(models.servedName(), "model", c.created(), "strata", c.root(), null, c.maxModelLen(), List.of());
+        // root names the checkpoint (its folder), never where it lies on the server's disk
+        return new Model(models.servedName(), "model", c.created(), "strata", c.id(), null, c.maxModelLen(), List.of());
     }
 }

@@ -29,8 +29,22 @@ final class RequestFields {
         try {
             return new RequestFields(json.readTree(body));
         } catch (JacksonException e) {
-            throw ApiException.invalid(null, "Request body is not valid JSON: " + e.getOriginalMessage());
+            throw ApiException.invalid(null, "Request body is not valid JSON: " + problem(e));
         }
+    }
+
+    /**
+     * What Jackson found wrong, for a person: its message without the parser's internals (Jackson appends
+     * a redacted source and byte offsets), plus the line and column or the field path where known.
+     */
+    static String problem(JacksonException e) {
+        StringBuilder out = new StringBuilder(e.getOriginalMessage());
+        if (e.getLocation() != null && e.getLocation().getLineNr() > 0) {
+            out.append(" (line ").append(e.getLocation().getLineNr()).append(", column ").append(e.getLocation().getColumnNr()).append(')');
+        } else if (!e.getPath().isEmpty()) {
+            out.append(" (at ").append(e.getPathReference()).append(')');
+        }
+        return out.toString();
     }
 
     /** {@code n}: how many choices to generate, 1 by default, at most 128. */

@@ -26,9 +26,11 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <p>Mapping choices where OpenAI and DeepSeek differ: request-level {@code tools} and
  * {@code response_format} are rendered into the first message when it is a system message, else into an
- * empty system message put first; {@code developer} messages count as system messages; text parts of a
- * content array are joined with a newline (tool results with a blank line); {@code name} is not rendered
- * (V4 has no place for it). Stateless and thread-safe.
+ * empty system message put first; text parts of a content array are joined with a newline (tool results with a blank line); {@code name} is not rendered
+ * (V4 has no place for it). A {@code developer} message is rendered as the reference renders it: a user
+ * turn of its own ({@code <｜User｜>} + content), counted as a user turn when finding the last one, and in
+ * thinking mode dropped, like earlier reasoning, when it comes before the last user turn. Stateless and
+ * thread-safe.
  */
 public final class DeepSeekV4ChatEncoder {
 
@@ -50,6 +52,9 @@ public final class DeepSeekV4ChatEncoder {
         }
         boolean thinking = options.mode() == ThinkingMode.THINKING;
         boolean dropThinking = options.dropThinking() && toolsText == null;
+        if (thinking && dropThinking) {
+            dropEarlierDeveloperTurns(turns);
+        }
         int lastUser = lastUserIndex(turns);
 
         StringBuilder out = new StringBuilder(V4Markup.BOS);
@@ -69,6 +74,7 @@ public final class DeepSeekV4ChatEncoder {
                     }
                 }
                 case UserTurn u -> renderUser(u, out);
+                case DeveloperTurn d -> out.append(V4Markup.USER).append(d.content);
                 case AssistantTurn a -> {
                     // earlier turns' reasoning is dropped (not even </think>) unless dropping is off
                     if (thinking && (!dropThinking || i > lastUser)) {
@@ -85,7 +91,7 @@ public final class DeepSeekV4ChatEncoder {
                 }
             }
             boolean nextIsAssistant = i + 1 < turns.size() && turns.get(i + 1) instanceof AssistantTurn;
-            if (turn instanceof UserTurn && (i + 1 == turns.size() || nextIsAssistant)) {
+            if (turn.isUser() && (i + 1 == turns.size() || nextIsAssistant)) {
                 out.append(V4Markup.ASSISTANT);
                 boolean opensThinking = thinking && (!dropThinking || i >= lastUser);
                 out.append(opensThinking ? V4Markup.THINK_START : V4Markup.THINK_END);
@@ -103,7 +109,11 @@ public final class DeepSeekV4ChatEncoder {
 
     // ---- conversation → turns ------------------------------------------------------------------------
 
-    private sealed interface Turn permits SystemTurn, UserTurn, AssistantTurn {
+    private sealed interface Turn permits SystemTurn, UserTurn, DeveloperTurn, AssistantTurn {
+        /** Whether the model sees this turn as the user's (the assistant answers after it). */
+        default boolean isUser() {
+            return false;
+        }
     }
 
     private static final class SystemTurn implements Turn {
@@ -121,6 +131,18 @@ public final class DeepSeekV4ChatEncoder {
 
     private static final class UserTurn implements Turn {
         final List<Block> blocks = new ArrayList<>();
+
+        @Override
+        public boolean isUser() {
+            return true;
+        }
+    }
+
+    private record DeveloperTurn(String content) implements Turn {
+        @Override
+        public boolean isUser() {
+            return true;
+        }
     }
 
     private record AssistantTurn(String content, String reasoning, List<ToolCall> toolCalls, String where) implements Turn {
@@ -138,7 +160,8 @@ public final class DeepSeekV4ChatEncoder {
                 throw new ChatFormatException(where + ".role is required");
             }
             switch (m.role()) {
-                case "system", "developer" -> turns.add(new SystemTurn(text(m, where, "\n")));
+                case "system" -> turns.add(new SystemTurn(text(m, where, "\n")));
+                case "developer" -> turns.add(new DeveloperTurn(text(m, where, "\n")));
                 case "user" -> userTurn(turns).blocks.add(new Block(text(m, where, "\n"), null, false));
                 case "tool" -> userTurn(turns).blocks.add(new Block(text(m, where, "\n\n"), m.toolCallId(), true));
                 case "assistant" -> {
@@ -216,9 +239,19 @@ public final class DeepSeekV4ChatEncoder {
         }
     }
 
+    /** Thinking mode keeps only the developer turns from the last user turn on, as the reference does. */
+    private static void dropEarlierDeveloperTurns(List<Turn> turns) {
+        int lastUser = lastUserIndex(turns);
+        for (int i = lastUser - 1; i >= 0; i--) {
+            if (turns.get(i) instanceof DeveloperTurn) {
+                turns.remove(i);
+            }
+        }
+    }
+
     private static int lastUserIndex(List<Turn> turns) {
         for (int i = turns.size() - 1; i >= 0; i--) {
-            if (turns.get(i) instanceof UserTurn) {
+            if (turns.get(i).isUser()) {
                 return i;
             }
         }

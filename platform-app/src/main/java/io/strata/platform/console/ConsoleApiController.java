@@ -54,8 +54,13 @@ public class ConsoleApiController {
                 .map(s -> ServerSentEvent.builder(s).event("stats").build());
         Flux<ServerSentEvent<LiveStats>> beats = Flux.interval(HEARTBEAT)
                 .map(i -> ServerSentEvent.<LiveStats>builder().comment("keep-alive").build());
+        // The first event is written while the request subscribes, on its own thread. Were the first event a
+        // sample from the stats thread, it could be encoded into a pooled buffer just as the browser goes away,
+        // and Spring's write barrier, which holds the first item until the connection takes it, would drop
+        // that buffer unreleased: one leaked buffer per console stream (seen with paranoid leak detection).
+        ServerSentEvent<LiveStats> opened = ServerSentEvent.<LiveStats>builder().comment("stats follow").build();
         // ends at shutdown: graceful shutdown waits for open responses, and this one would never end by itself
-        return Flux.merge(stats, beats).takeUntilOther(sampler.stopped());
+        return Flux.concat(Mono.just(opened), Flux.merge(stats, beats)).takeUntilOther(sampler.stopped());
     }
 
     /**
@@ -88,8 +93,9 @@ public class ConsoleApiController {
     public Mono<List<FinishedRequests.Entry>> finished(@RequestParam(required = false) String key,
                                                        @RequestParam(required = false) String reason,
                                                        @RequestParam(required = false) Integer sinceMinutes,
-                                                       @RequestParam(defaultValue = "100") int limit) {
-        FinishedRequests.Filter filter = FinishedRequests.Filter.of(key, reason, sinceMinutes, limit);
+                                                       @RequestParam(defaultValue = "100") int limit,
+                                                       @RequestParam(defaultValue = "0") int offset) {
+        FinishedRequests.Filter filter = FinishedRequests.Filter.of(key, reason, sinceMinutes, limit, offset);
         return Mono.fromCallable(() -> finished.find(filter)).subscribeOn(Schedulers.boundedElastic());
     }
 

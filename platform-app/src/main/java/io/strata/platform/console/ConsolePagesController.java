@@ -24,7 +24,8 @@ import java.util.concurrent.Callable;
  * The console pages added by issue 7: Requests, Model, API keys and Settings. Blocking work (JDBC,
  * config parsing) runs on the bounded-elastic pool. Outcomes of form posts travel back as
  * {@code notice}/{@code error} query parameters, as on the Plugins page, so a reload never repeats them;
- * the one exception is a new API key, whose secret is rendered into the POST's own response only.
+ * a new API key's secret travels from the POST to the page it redirects to in the console session, and is
+ * taken out of it by that page, so it is shown once and a refresh neither repeats the POST nor shows it again.
  */
 @Controller
 public class ConsolePagesController {
@@ -43,10 +44,14 @@ public class ConsolePagesController {
 
     // ------------------------------------------------------------------ requests
 
+    /** Finished requests per page: enough to scan, few enough that the page stays one screen or two. */
+    static final int FINISHED_PAGE_SIZE = 25;
+
     @GetMapping("/admin/requests")
     public Mono<String> requests(Model model, @RequestParam(required = false) String key,
                                  @RequestParam(required = false) String reason,
-                                 @RequestParam(required = false) Integer since) {
+                                 @RequestParam(required = false) Integer since,
+                                 @RequestParam(defaultValue = "1") int page) {
         return blocking(() -> {
             model.addAttribute("keyNames", finished.keyNames());
             model.addAttribute("reasons", List.of("stop", "length", "abort", "error", "rejected"));
@@ -54,8 +59,10 @@ public class ConsolePagesController {
             model.addAttribute("filterReason", reason == null ? "" : reason);
             model.addAttribute("filterSince", since);
             try {
-                model.addAttribute("finished", finished.find(FinishedRequests.Filter.of(key, reason, since, 100)));
-            } catch (IllegalArgumentException e) {
+                FinishedRequests.Page rows = finished.page(key, reason, since, page, FINISHED_PAGE_SIZE);
+                model.addAttribute("finishedPage", rows);
+                model.addAttribute("finished", rows.entries());
+            } catch (IllegalArgumentException | ArithmeticException e) {
                 model.addAttribute("finished", List.of());
                 model.addAttribute("error", e.getMessage());
             }
@@ -94,28 +101,35 @@ public class ConsolePagesController {
 
     // ------------------------------------------------------------------ keys
 
+    /** Session attribute holding a just-created key until the page after the redirect shows it. */
+    static final String NEW_KEY = "strata.newApiKey";
+
     @GetMapping("/admin/keys")
-    public Mono<String> keys(Model model, @RequestParam(required = false) String notice,
+    public Mono<String> keys(ServerWebExchange exchange, Model model, @RequestParam(required = false) String notice,
                              @RequestParam(required = false) String error) {
-        return blocking(() -> keysPage(model, notice, error, null));
+        return exchange.getSession().flatMap(session -> {
+            ApiKeyService.CreatedKey created = session.getAttributes().containsKey(NEW_KEY)
+                    ? (ApiKeyService.CreatedKey) session.getAttributes().remove(NEW_KEY) : null;
+            return blocking(() -> keysPage(model, notice, error, created));
+        });
     }
 
     @PostMapping("/admin/keys")
-    public Mono<String> createKey(ServerWebExchange exchange, Model model) {
-        return exchange.getFormData().flatMap(form -> blocking(() -> {
-            String name = form.getFirst("name");
-            String limit = form.getFirst("rateLimitPerMinute");
+    public Mono<String> createKey(ServerWebExchange exchange) {
+        return Mono.zip(exchange.getFormData(), exchange.getSession()).flatMap(t -> blocking(() -> {
+            String name = t.getT1().getFirst("name");
+            String limit = t.getT1().getFirst("rateLimitPerMinute");
             Integer perMinute;
             try {
                 perMinute = limit == null || limit.isBlank() ? null : Integer.valueOf(limit.trim());
             } catch (NumberFormatException e) {
-                return keysPage(model, null, "Rate limit must be a whole number of requests per minute, got '" + limit + "'", null);
+                return redirect("/admin/keys", "error", "Rate limit must be a whole number of requests per minute, got '" + limit + "'");
             }
             try {
-                ApiKeyService.CreatedKey created = keys.create(name, perMinute);
-                return keysPage(model, null, null, created);
+                t.getT2().getAttributes().put(NEW_KEY, keys.create(name, perMinute));
+                return "redirect:/admin/keys";
             } catch (IllegalArgumentException e) {
-                return keysPage(model, null, e.getMessage(), null);
+                return redirect("/admin/keys", "error", e.getMessage());
             }
         }));
     }

@@ -38,11 +38,13 @@ public record LiveStats(long at, Health health, List<Bucket> buckets, Prefix pre
      *
      * @param hitRateWindow    hits / queries over the last 1,000 new requests (null when not measured)
      * @param windowRequests   requests in that window
-     * @param hitRateTotal     hits / queries since start
-     * @param cachedShare      prompt tokens served from the cache / prompt tokens, since start
+     * @param hitRateTotal     hits / queries since this process started (null before the first query, so
+     *                         a fresh start is "no data", not a 0 % hit rate)
+     * @param cachedShare      prompt tokens served from the cache / prompt tokens, since start (null before
+     *                         the first request finished)
      */
-    public record Prefix(Double hitRateWindow, int windowRequests, double hitRateTotal, long queries, long hits,
-                         double cachedShare) {
+    public record Prefix(Double hitRateWindow, int windowRequests, Double hitRateTotal, long queries, long hits,
+                         Double cachedShare) {
     }
 
     /** Scheduler state and throughput. Totals are since start. */

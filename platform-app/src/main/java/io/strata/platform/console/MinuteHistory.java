@@ -73,7 +73,9 @@ public class MinuteHistory {
             current = next;
         }
         if (current == null) {
+            // this process's first minute: the previous run may have flushed part of it before a restart
             current = new Minute(minute, m, new long[] {s.prefix().queries(), s.prefix().hits()});
+            current.resumed = true;
         }
         current.add(s, m);
     }
@@ -91,6 +93,9 @@ public class MinuteHistory {
         }
         Row r = m.row();
         try {
+            if (m.resumed) {
+                r = combined(stored(m.start), r);
+            }
             jdbc.sql("""
                             MERGE INTO console_minute_stats (minute_start, samples, requests_per_s, prompt_tokens_per_s,
                                 gen_tokens_per_s, running_avg, waiting_avg, preemptions, aborted, prefix_queries, prefix_hits,
@@ -129,6 +134,41 @@ public class MinuteHistory {
         }
     }
 
+    private Row stored(Instant minute) {
+        return since(minute).stream().filter(row -> row.minute() == minute.toEpochMilli()).findFirst().orElse(null);
+    }
+
+    /**
+     * A minute the previous run flushed at shutdown and this run continued after a restart: counters add up,
+     * averages and rates are weighted by samples, and the latest known window rate and percentiles are kept.
+     * Writing this run's part alone would wipe the minutes' figures from before the restart.
+     */
+    static Row combined(Row before, Row after) {
+        if (before == null) {
+            return after;
+        }
+        int n = before.samples() + after.samples();
+        double wb = (double) before.samples() / n;
+        double wa = (double) after.samples() / n;
+        return new Row(after.minute(), n,
+                before.requestsPerSecond() * wb + after.requestsPerSecond() * wa,
+                before.promptTokensPerSecond() * wb + after.promptTokensPerSecond() * wa,
+                before.generationTokensPerSecond() * wb + after.generationTokensPerSecond() * wa,
+                before.runningAvg() * wb + after.runningAvg() * wa, before.waitingAvg() * wb + after.waitingAvg() * wa,
+                before.preemptions() + after.preemptions(), before.aborted() + after.aborted(),
+                before.prefixQueries() + after.prefixQueries(), before.prefixHits() + after.prefixHits(),
+                latest(before.hitRateWindow(), after.hitRateWindow()),
+                latest(before.ttftP50(), after.ttftP50()), latest(before.ttftP99(), after.ttftP99()),
+                latest(before.itlP50(), after.itlP50()), latest(before.itlP99(), after.itlP99()),
+                before.largeUsed() * wb + after.largeUsed() * wa, before.largeCached() * wb + after.largeCached() * wa,
+                before.middleUsed() * wb + after.middleUsed() * wa, before.middleCached() * wb + after.middleCached() * wa,
+                before.smallUsed() * wb + after.smallUsed() * wa, before.smallCached() * wb + after.smallCached() * wa);
+    }
+
+    private static Double latest(Double before, Double after) {
+        return after != null ? after : before;
+    }
+
     /** Deletes minutes older than {@code keep} (an indexed delete, cheap enough once a minute). */
     int prune(Duration keep) {
         return jdbc.sql("DELETE FROM console_minute_stats WHERE minute_start < :before")
@@ -141,6 +181,8 @@ public class MinuteHistory {
         final long[] firstPrefix;
         MeterReadings last;
         long[] lastPrefix;
+        /** The first minute of this process, which a previous run may already have stored part of. */
+        boolean resumed;
         int samples;
         double running;
         double waiting;

@@ -116,14 +116,14 @@ public class StatsSampler implements SmartLifecycle {
     }
 
     private LiveStats.Prefix prefix(MeterReadings m) {
-        double cachedShare = m.promptTokens() == 0 ? 0 : (double) m.cachedTokens() / m.promptTokens();
+        Double cachedShare = m.promptTokens() == 0 ? null : (double) m.cachedTokens() / m.promptTokens();
         Optional<KvCacheStats> kv = engine.prefixStats();
         if (kv.isPresent()) {
             KvCacheStats s = kv.get();
             long q = s.queries();
             long h = s.hits();
             return new LiveStats.Prefix(s.requestsInWindow() == 0 ? null : s.hitRateLastRequests(), s.requestsInWindow(),
-                    q == 0 ? 0 : (double) h / q, q, h, cachedShare);
+                    q == 0 ? null : (double) h / q, q, h, cachedShare);
         }
         // no manager: the engine's counters of finished requests are all there is
         return new LiveStats.Prefix(null, 0, cachedShare, m.promptTokens(), m.cachedTokens(), cachedShare);

@@ -40,7 +40,7 @@ public class EngineConfiguration {
 
     @Bean(destroyMethod = "close")
     InferenceEngine inferenceEngine(ModelProperties modelProps, EngineProperties engineProps, KvProperties kvProps,
-                                    PluginHost plugins, MeterRegistry registry,
+                                    PluginHost plugins, MeterRegistry registry, ServingBackend serving,
                                     @Value("${strata.models.dir:}") String modelsDir) {
         Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
         LoadedModel model;
@@ -64,7 +64,9 @@ public class EngineConfiguration {
         }
         LoadedBackend backend = backends.getFirst();
         try {
-            return EngineAssembly.start(model, codec, backend, engineProps, kvProps, registry);
+            InferenceEngine engine = EngineAssembly.start(model, codec, backend, engineProps, kvProps, registry);
+            serving.chose(backend.pluginId());
+            return engine;
         } catch (RuntimeException e) {
             String reason = "backend '" + backend.pluginId() + "' could not load the model: " + e.getMessage();
             if (!modelProps.consoleOnlyOnFailure()) {

@@ -35,7 +35,7 @@ public class ApiKeyAuthFilter implements WebFilter {
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-        if (!ApiSecurityConfiguration.needsKey(exchange.getRequest().getPath().pathWithinApplication().value())
+        if (!ApiRoutes.isApi(exchange.getRequest().getPath().pathWithinApplication().value())
                 || "OPTIONS".equals(exchange.getRequest().getMethod().name())) {
             return chain.filter(exchange);
         }

@@ -23,10 +23,6 @@ import tools.jackson.databind.ObjectMapper;
 public class ApiSecurityConfiguration {
     private static final Logger log = LoggerFactory.getLogger(ApiSecurityConfiguration.class);
 
-    static boolean needsKey(String path) {
-        return path.startsWith("/v1/") || path.equals("/v1") || path.equals("/tokenize") || path.equals("/detokenize");
-    }
-
     @Bean
     @Order(Ordered.HIGHEST_PRECEDENCE + 10)
     SecurityWebFilterChain apiSecurityChain(ServerHttpSecurity http, ApiProperties props, ApiKeyService keys,

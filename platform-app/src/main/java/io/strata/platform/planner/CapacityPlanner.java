@@ -151,12 +151,12 @@ public final class CapacityPlanner {
     }
 
     /**
-     * One row of the seeds' table (1M-token context).
+     * One row of the table against the published figures (1M-token context).
      *
      * @param label      what is measured
      * @param bytes      bytes per sequence
      * @param vsV32      V3.2's bytes divided by these
-     * @param blogFigure the figure the seeds quote, for comparison
+     * @param blogFigure the published figure, for comparison
      */
     public record SeedRow(String label, long bytes, double vsV32, String blogFigure) {
     }

@@ -13,7 +13,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * {@code java -jar platform-app-*-exec.jar plan [options]}: prints the seeds' table and KV capacity figures
+ * {@code java -jar platform-app-*-exec.jar plan [options]}: prints the published-figures table and KV capacity figures
  * without starting Spring. Options:
  * <pre>
  *   --model NAME|PATH     flash, pro, v4-30c4a-31c128a, or a config.json / model folder (repeatable;
@@ -89,8 +89,8 @@ public final class PlannerCli {
     }
 
     private static void printSeeds(PrintStream out) {
-        out.println("== The seeds' table: KV bytes of one 1,048,576-token sequence ==");
-        out.printf(Locale.ROOT, "%-72s %12s %8s   %s%n", "stack", "GiB", "vs V3.2", "seeds quote");
+        out.println("== Against the published figures: KV bytes of one 1,048,576-token sequence ==");
+        out.printf(Locale.ROOT, "%-72s %12s %8s   %s%n", "stack", "GiB", "vs V3.2", "published");
         for (CapacityPlanner.SeedRow r : CapacityPlanner.seedsTable()) {
             out.printf(Locale.ROOT, "%-72s %12.2f %7.1fx   %s%n", r.label(), gib(r.bytes()), r.vsV32(), r.blogFigure());
         }

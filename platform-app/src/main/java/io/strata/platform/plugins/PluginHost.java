@@ -46,6 +46,7 @@ public class PluginHost implements InitializingBean, DisposableBean {
 
     private final PluginManager manager;
     private final PluginProperties properties;
+    private final PluginStateRepository states;
     private final PluginJarInspector inspector = new PluginJarInspector();
     private final ExecutorService probeThreads = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("plugin-probe-", 0).factory());
@@ -57,9 +58,10 @@ public class PluginHost implements InitializingBean, DisposableBean {
     /** Provider instances of started plugins, reused so a backend keeps its state between calls. */
     private final Map<String, List<BackendProvider>> providers = new ConcurrentHashMap<>();
 
-    public PluginHost(PluginManager manager, PluginProperties properties) {
+    public PluginHost(PluginManager manager, PluginProperties properties, PluginStateRepository states) {
         this.manager = manager;
         this.properties = properties;
+        this.states = states;
     }
 
     public Path pluginsDir() {
@@ -230,6 +232,12 @@ public class PluginHost implements InitializingBean, DisposableBean {
         if (failed instanceof BackendFailure) {
             return failed.getMessage();
         }
+        String pluginClass = plugin.getDescriptor().getPluginClass();
+        if (failed instanceof NullPointerException && pluginClass != null && !pluginClass.isBlank()) {
+            // PF4J answers a plugin class it could not create with a null plugin, then NPEs on start()
+            return "PF4J could not create plugin.class " + pluginClass + " (missing from the jar or its dependencies, "
+                    + "not a subclass of org.pf4j.Plugin, or its constructor failed)";
+        }
         return "start() failed: " + Failures.describe(failed);
     }
 
@@ -303,6 +311,41 @@ public class PluginHost implements InitializingBean, DisposableBean {
         }
         log.info("Plugin '{}' enabled by an operator: {}", pluginId, plugin.getPluginState());
         return plugin(pluginId).orElseThrow();
+    }
+
+    /**
+     * Removes a FAILED or disabled plugin: unloads it and deletes its jar from the plugins folder. A
+     * started plugin must be disabled first, so a backend that may be serving is never pulled away.
+     *
+     * @param pluginId the plugin's id, or the file name of a jar that never became a plugin
+     * @return the deleted file's name
+     */
+    public synchronized String remove(String pluginId) throws IOException {
+        if (rejectedJars.containsKey(pluginId)) {
+            Path jar = pluginsDir().resolve(pluginId);
+            Files.deleteIfExists(jar);
+            rejectedJars.remove(pluginId);
+            log.info("Plugin jar {} (FAILED) removed by an operator: file deleted", pluginId);
+            return pluginId;
+        }
+        PluginWrapper plugin = known(pluginId);
+        PluginState state = plugin.getPluginState();
+        if (state != PluginState.FAILED && state != PluginState.DISABLED) {
+            throw new IllegalArgumentException("Plugin '" + pluginId + "' is " + state + "; disable it before removing it");
+        }
+        Path jar = plugin.getPluginPath();
+        providers.remove(pluginId);
+        reports.remove(pluginId);
+        if (state == PluginState.FAILED) {
+            plugin.setPluginState(PluginState.STOPPED);
+        }
+        if (!manager.unloadPlugin(pluginId)) {
+            throw new IllegalStateException("PF4J could not unload plugin '" + pluginId + "'");
+        }
+        Files.deleteIfExists(jar);
+        states.forget(pluginId);
+        log.info("Plugin '{}' ({}) removed by an operator: {} deleted", pluginId, state, jar.getFileName());
+        return jar.getFileName().toString();
     }
 
     private PluginWrapper known(String pluginId) {

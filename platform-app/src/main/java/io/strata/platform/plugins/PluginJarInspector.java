@@ -34,6 +34,11 @@ public final class PluginJarInspector {
                 throw new InvalidPluginJarException("plugin.id '" + id + "' is not a valid id (letters, digits, '.', '_', '-'; at most 64)");
             }
             String version = required(descriptor, "plugin.version");
+            String pluginClass = descriptor.getProperty("plugin.class", "").strip();
+            if (!pluginClass.isEmpty() && !pluginClass.startsWith("org.pf4j.")
+                    && zip.getEntry(pluginClass.replace('.', '/') + ".class") == null) {
+                throw new InvalidPluginJarException(DESCRIPTOR + " names plugin.class " + pluginClass + " but the jar has no such class");
+            }
             List<String> extensions = readExtensionIndex(zip);
             for (String cls : extensions) {
                 if (zip.getEntry(cls.replace('.', '/') + ".class") == null) {

@@ -31,4 +31,9 @@ public class PluginStateRepository {
                 .param(enabled)
                 .update();
     }
+
+    /** Forgets the choice (the plugin was removed; a later install of the same id starts enabled). */
+    public void forget(String pluginId) {
+        jdbc.sql("DELETE FROM plugin_state WHERE plugin_id = ?").param(pluginId).update();
+    }
 }

@@ -18,6 +18,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,6 +41,8 @@ class AdminConsoleBrowserTest extends BrowserTest {
     int port;
     @Autowired
     PluginHost host;
+    @Autowired
+    org.springframework.jdbc.core.simple.JdbcClient jdbc;
 
     private Browser browser() {
         if (browser == null) {
@@ -68,6 +71,69 @@ class AdminConsoleBrowserTest extends BrowserTest {
         }
         b.waitForText(By.id("health-status"), "UP");
         b.screenshot("02-dashboard");
+    }
+
+    @Test
+    void theSignInPageShowsAMessageOnlyWhenThereIsSomethingToSay() {
+        Browser b = browser();
+        b.driver().manage().deleteAllCookies();
+        b.open("/login");
+        b.waitFor(By.id("login-form"));
+        String firstVisit = b.find(By.tagName("main")).getText();
+        assertThat(firstVisit).doesNotContain("Wrong user name or password").doesNotContain("signed out");
+        assertThat(b.driver().findElements(By.cssSelector(".alert"))).isEmpty();
+
+        b.logIn("admin", "not-the-password");
+        b.waitFor(By.id("login-error"));
+        assertThat(b.find(By.tagName("main")).getText()).contains("Wrong user name or password.").doesNotContain("signed out");
+
+        b.logIn("admin", TestPlatform.ADMIN_PASSWORD);
+        b.waitFor(By.id("card-backends"));
+        b.find(By.cssSelector("form.signout button")).click();
+        b.waitFor(By.id("login-logout"));
+        assertThat(b.find(By.tagName("main")).getText()).contains("You are signed out.").doesNotContain("Wrong user name");
+        b.screenshot("00-signed-out");
+    }
+
+    @Test
+    void dashboardSaysWhichBackendServesAndWhatEachHitRateMeans() {
+        // a minute the previous run of the server stored, with prefix-cache hits
+        java.time.Instant minute = java.time.Instant.now().minusSeconds(300).truncatedTo(java.time.temporal.ChronoUnit.MINUTES);
+        jdbc.sql("""
+                MERGE INTO console_minute_stats (minute_start, samples, requests_per_s, prompt_tokens_per_s, gen_tokens_per_s,
+                    running_avg, waiting_avg, preemptions, aborted, prefix_queries, prefix_hits, hit_rate_window,
+                    large_used_avg, large_cached_avg, middle_used_avg, middle_cached_avg, small_used_avg, small_cached_avg)
+                KEY (minute_start) VALUES (:m, 60, 1, 100, 10, 1, 0, 0, 0, 1000, 900, 0.9, 0, 0, 0, 0, 0, 0)""")
+                .param("m", java.sql.Timestamp.from(minute)).update();
+        Browser b = loggedIn();
+        b.open("/admin");
+        new org.openqa.selenium.support.ui.WebDriverWait(b.driver(), java.time.Duration.ofSeconds(30))
+                .until(d -> d.findElement(By.tagName("body")).getAttribute("data-stats-at") != null);
+
+        assertThat(b.find(By.id("backends-headline")).getText()).isEqualTo("The model is served by the cpu backend.");
+        assertThat(b.find(By.id("backend-cpu")).getAttribute("data-status")).isEqualTo("serving");
+        assertThat(b.find(By.id("backend-cpu")).getText()).contains("serves the model");
+        if (host.availableBackends().stream().noneMatch(x -> x.pluginId().equals("cuda"))) {
+            assertThat(b.find(By.id("backend-cuda")).getText()).contains("cannot serve on this host").contains("CUDA unavailable:");
+        }
+        assertThat(b.find(By.id("card-backends")).getText()).doesNotContain("plugins started");
+
+        // no request since this start: the since-start figures say so instead of showing 0 %
+        assertThat(b.find(By.id("prefix-total")).getText()).isEqualTo("–");
+        assertThat(b.find(By.id("prefix-share")).getText()).isEqualTo("–");
+        List<String> hints = List.of(b.find(By.id("prefix-window-hint")).getText(), b.find(By.id("prefix-total-hint")).getText(),
+                b.find(By.id("prefix-share-hint")).getText());
+        assertThat(hints).doesNotHaveDuplicates().allSatisfy(h -> assertThat(h).isNotBlank());
+        assertThat(hints.get(0)).contains("last 1,000");
+        assertThat(hints.get(1)).contains("since this server started");
+        assertThat(hints.get(2)).contains("cached_tokens");
+
+        // the stored minute is on the dashed hit-rate line, and the line never drops to a made-up 0
+        @SuppressWarnings("unchecked")
+        List<Object> line = (List<Object>) ((org.openqa.selenium.JavascriptExecutor) b.driver()).executeScript(
+                "return Chart.getChart(document.getElementById('prefix-chart')).data.datasets[1].data.map(p => p.y);");
+        assertThat(line).contains(0.9).doesNotContain(0L, 0.0);
+        b.screenshot("02b-dashboard-backends-and-hit-rates");
     }
 
     @Test
@@ -127,7 +193,61 @@ class AdminConsoleBrowserTest extends BrowserTest {
     }
 
     @Test
-    void anUploadOverTheSizeLimitIsRefused() throws IOException {
+    void aJarWithAMissingPluginClassSaysWhichClassIsMissing() throws IOException {
+        Path ghost = PluginJars.pluginWithMissingPluginClass(Files.createTempDirectory("upload-").resolve("ghost.jar"), "ghost");
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        b.waitFor(By.id("upload-file")).sendKeys(ghost.toString());
+        b.find(By.id("upload-submit")).click();
+        b.waitFor(By.id("error"));
+        assertThat(b.find(By.id("error")).getText()).contains("test.ghost.MissingPlugin").doesNotContain("NullPointerException")
+                .doesNotContain("getPlugin()");
+        assertThat(b.driver().findElements(By.id("plugin-ghost"))).isEmpty();
+        b.screenshot("07-upload-missing-class");
+    }
+
+    @Test
+    void aFailedOrDisabledPluginCanBeRemovedAfterConfirming() throws IOException {
+        Path failing = PluginJars.pluginWhoseProbeThrows(Files.createTempDirectory("upload-").resolve("failing.jar"), "failing");
+        Path spare = PluginJars.workingPlugin(Files.createTempDirectory("upload-").resolve("spare.jar"), "spare", "Spare X1");
+        Browser b = loggedIn();
+        b.open("/admin/plugins");
+        for (Path jar : List.of(failing, spare)) {
+            b.waitFor(By.id("upload-file")).sendKeys(jar.toString());
+            b.find(By.id("upload-submit")).click();
+            b.waitFor(By.cssSelector("#notice, #error"));
+        }
+        assertThat(b.find(By.id("plugin-failing")).findElement(By.className("plugin-state")).getText()).isEqualTo("FAILED");
+        assertThat(b.driver().findElements(By.id("remove-spare"))).as("a started plugin has no Remove").isEmpty();
+        assertThat(Files.exists(HOME.resolve("plugins/failing-1.0.0.jar"))).isTrue();
+
+        // dismissing the confirmation keeps it
+        b.find(By.id("remove-failing")).click();
+        assertThat(b.driver().switchTo().alert().getText()).contains("Remove failing?").contains("failing-1.0.0.jar");
+        b.driver().switchTo().alert().dismiss();
+        assertThat(b.find(By.id("plugin-failing")).isDisplayed()).isTrue();
+
+        b.find(By.id("remove-failing")).click();
+        b.driver().switchTo().alert().accept();
+        b.waitForText(By.id("notice"), "Plugin failing removed");
+        assertThat(b.driver().findElements(By.id("plugin-failing"))).isEmpty();
+        assertThat(Files.exists(HOME.resolve("plugins/failing-1.0.0.jar"))).isFalse();
+        assertThat(host.plugin("failing")).isEmpty();
+        b.screenshot("08-plugin-removed");
+
+        b.find(By.id("disable-spare")).click();
+        b.waitFor(By.id("remove-spare")).click();
+        b.driver().switchTo().alert().accept();
+        b.waitForText(By.id("notice"), "Plugin spare removed");
+        assertThat(Files.exists(HOME.resolve("plugins/spare-2.0.0.jar"))).isFalse();
+        assertThat(host.plugin("spare")).isEmpty();
+        assertThat(jdbc.sql("SELECT COUNT(*) FROM plugin_state WHERE plugin_id = 'spare'").query(Long.class).single())
+                .as("a removed plugin's disable choice is forgotten").isZero();
+    }
+
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void anUploadOverTheSizeLimitIsRefused(org.springframework.boot.test.system.CapturedOutput output) throws IOException {
         Path big = Files.createTempDirectory("upload-").resolve("huge.jar");
         Files.write(big, new byte[2 * 1024 * 1024]);
         Browser b = loggedIn();
@@ -136,6 +256,9 @@ class AdminConsoleBrowserTest extends BrowserTest {
         b.find(By.id("upload-submit")).click();
         b.waitFor(By.id("error"));
         assertThat(b.find(By.id("error")).getText()).contains("larger than 1 MB");
+        // a user's mistake, not the server's: one line in the log, no ERROR with a stack trace
+        assertThat(output.getAll()).contains("Plugin upload refused").doesNotContain("onErrorDropped")
+                .doesNotContain("DataBufferLimitException");
     }
 
     private Browser loggedIn() {

@@ -109,6 +109,10 @@ class OpenAiApiContractTest {
         assertThat(m.get("id").stringValue()).isEqualTo("dsv4-tiny-stable");
         assertThat(m.get("object").stringValue()).isEqualTo("model");
         assertThat(m.get("max_model_len").intValue()).isEqualTo(ServingTestConfiguration.MAX_MODEL_LEN);
+        // the checkpoint's name, not the server's filesystem path
+        assertThat(m.get("root").stringValue()).isEqualTo("dsv4-tiny-stable");
+        assertThat(new String(client.get().uri("/v1/models/dsv4-tiny-stable").header("Authorization", "Bearer " + key).exchange()
+                .expectStatus().isOk().expectBody().returnResult().getResponseBody())).doesNotContain("models/");
     }
 
     @Test
@@ -331,6 +335,85 @@ class OpenAiApiContractTest {
         JsonNode malformed = json.readTree(post("/v1/completions", "{not json").expectStatus().isBadRequest()
                 .expectBody().returnResult().getResponseBody());
         assertThat(malformed.get("error").get("message").stringValue()).contains("not valid JSON");
+    }
+
+    /** The chat template of the served model, as /tokenize renders it and /detokenize reads it back. */
+    private String renderedPrompt(List<Map<String, String>> messages) {
+        JsonNode tok = postJson("/tokenize", Map.of("messages", messages), 200);
+        List<Integer> ids = new ArrayList<>();
+        tok.get("tokens").forEach(t -> ids.add(t.intValue()));
+        return postJson("/detokenize", Map.of("tokens", ids), 200).get("prompt").stringValue();
+    }
+
+    @Test
+    void developerMessageIsAUserTurnAsInDeepSeeksEncoder() {
+        String prompt = renderedPrompt(List.of(Map.of("role", "system", "content", "You are terse."),
+                Map.of("role", "developer", "content", "Answer in French."),
+                Map.of("role", "user", "content", "Hello")));
+        assertThat(prompt).contains("You are terse.<｜User｜>Answer in French.<｜User｜>Hello<｜Assistant｜>");
+    }
+
+    @Test
+    void aPromptOverSpringsDefaultBufferIsReadAndOverTheLimitIs413() {
+        // 300 KB is far below the limit (at least 1 MiB, 16 bytes per token of context): the context check answers
+        JsonNode longPrompt = postJson("/v1/completions", Map.of("prompt", "word ".repeat(60_000), "max_tokens", 1), 400).get("error");
+        assertThat(longPrompt.get("message").stringValue()).startsWith("This model's maximum context length is 1024 tokens.");
+        JsonNode longChat = postJson("/v1/chat/completions", Map.of("messages",
+                List.of(Map.of("role", "user", "content", "word ".repeat(60_000)))), 400).get("error");
+        assertThat(longChat.get("message").stringValue()).startsWith("This model's maximum context length is 1024 tokens.");
+
+        String tooLarge = "{\"prompt\": \"" + "x".repeat(1024 * 1024 + 16) + "\"}";
+        JsonNode e = json.readTree(post("/v1/completions", tooLarge).expectStatus().isEqualTo(413)
+                .expectBody().returnResult().getResponseBody()).get("error");
+        assertThat(e.get("type").stringValue()).isEqualTo("RequestTooLargeError");
+        assertThat(e.get("code").intValue()).isEqualTo(413);
+        assertThat(e.get("message").stringValue()).contains("1.0 MiB").contains("strata.api.max-request-size");
+    }
+
+    private JsonNode error(WebTestClient.RequestHeadersSpec<?> request, int status) {
+        byte[] body = request.header("Authorization", "Bearer " + key).exchange().expectStatus().isEqualTo(status)
+                .expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
+                .expectBody().returnResult().getResponseBody();
+        JsonNode e = json.readTree(body).get("error");
+        assertThat(e).as(new String(body)).isNotNull();
+        assertThat(e.get("code").intValue()).isEqualTo(status);
+        assertThat(e.get("type").stringValue()).endsWith("Error");
+        return e;
+    }
+
+    @Test
+    void errorsBeforeAnyControllerUseTheOpenAiShape() {
+        assertThat(error(client.get().uri("/v1/no-such-route"), 404).get("message").stringValue())
+                .contains("/v1/no-such-route").contains("POST /v1/chat/completions");
+        assertThat(error(client.post().uri("/v1/embeddings").contentType(MediaType.APPLICATION_JSON).bodyValue("{}"), 404)
+                .get("message").stringValue()).contains("/v1/embeddings");
+        assertThat(error(client.get().uri("/v1/chat/completions"), 405).get("message").stringValue())
+                .isEqualTo("GET is not allowed on /v1/chat/completions; use POST.");
+        assertThat(error(client.post().uri("/v1/completions").contentType(MediaType.TEXT_PLAIN).bodyValue("hello"), 415)
+                .get("message").stringValue()).contains("text/plain").contains("application/json");
+    }
+
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void clientMistakesAreNotLoggedAsServerErrors(org.springframework.boot.test.system.CapturedOutput output) {
+        post("/v1/completions", "{\"prompt\": " + "\"x".repeat(1) + "x".repeat(1024 * 1024 + 16) + "\"}").expectStatus().isEqualTo(413);
+        post("/v1/chat/completions", "{oops").expectStatus().isBadRequest();
+        client.get().uri("/v1/nowhere").header("Authorization", "Bearer " + key).exchange().expectStatus().isNotFound();
+        client.get().uri("/v1/completions").header("Authorization", "Bearer " + key).exchange().expectStatus().isEqualTo(405);
+        assertThat(output.getAll()).doesNotContain(" ERROR ").doesNotContain("Unexpected API failure")
+                .doesNotContain("DataBufferLimitException");
+    }
+
+    @Test
+    void malformedJsonSaysWhereWithoutParserInternals() {
+        for (String path : List.of("/v1/completions", "/v1/chat/completions", "/tokenize")) {
+            JsonNode e = error(client.post().uri(path).contentType(MediaType.APPLICATION_JSON).bodyValue("{\"prompt\": \"x\",\n oops}"), 400);
+            assertThat(e.get("message").stringValue()).as(path).startsWith("Request body is not valid JSON: ")
+                    .contains("line 2, column").doesNotContain("REDACTED").doesNotContain("#UNKNOWN").doesNotContain("StreamReadFeature");
+        }
+        JsonNode badMessage = postJson("/v1/chat/completions", Map.of("messages", List.of(Map.of("role", "user", "content", 5))), 400).get("error");
+        assertThat(badMessage.get("message").stringValue()).startsWith("messages[0] is malformed: ")
+                .doesNotContain("REDACTED").doesNotContain("#UNKNOWN").doesNotContain("StreamReadFeature");
     }
 
     @Test

@@ -215,12 +215,34 @@ class DeepSeekV4ChatEncoderTest {
     }
 
     @Test
-    void contentPartsAreJoinedAndDeveloperActsAsSystem() {
+    void contentPartsAreJoinedWithANewline() {
         ChatMessage parts = new ChatMessage("user", MessageContent.ofParts(List.of(ContentPart.text("line one"), ContentPart.text("line two"))),
                 "alice", null, null, null);
-        assertEquals(BOS + "Be brief." + USER + "line one\nline two" + ASSISTANT + "</think>",
-                encoder.encode(List.of(new ChatMessage("developer", MessageContent.of("Be brief."), null, null, null, null), parts),
-                        null, ChatEncodingOptions.chat()));
+        assertEquals(BOS + SYSTEM + USER + "line one\nline two" + ASSISTANT + "</think>",
+                encoder.encode(List.of(ChatMessage.system(SYSTEM), parts), null, ChatEncodingOptions.chat()));
+    }
+
+    /** encoding_dsv4.py render_message: a developer message is a user turn of its own, not a system prompt. */
+    @Test
+    void developerIsAUserTurn() {
+        ChatMessage developer = new ChatMessage("developer", MessageContent.of("Be brief."), null, null, null, null);
+        assertEquals(BOS + SYSTEM + USER + "Be brief." + USER + "Hi" + ASSISTANT + "</think>",
+                encoder.encode(List.of(ChatMessage.system(SYSTEM), developer, ChatMessage.user("Hi")), null, ChatEncodingOptions.chat()));
+        // the last message: the assistant answers after it, thinking opens there in thinking mode
+        assertEquals(BOS + USER + "Hi" + ASSISTANT + "</think>ok" + EOS + USER + "Be brief." + ASSISTANT + "<think>",
+                encoder.encode(List.of(ChatMessage.user("Hi"), ChatMessage.assistant("ok"), developer), null, ChatEncodingOptions.thinking()));
+    }
+
+    @Test
+    void thinkingModeDropsDeveloperTurnsBeforeTheLastUserTurn() {
+        ChatMessage developer = new ChatMessage("developer", MessageContent.of("Be brief."), null, null, null, null);
+        List<ChatMessage> conversation = List.of(ChatMessage.system(SYSTEM), developer, ChatMessage.user("Hello"),
+                ChatMessage.assistant("Hi!", "greet", null), ChatMessage.user("Bye"));
+        assertEquals(BOS + SYSTEM + USER + "Hello" + ASSISTANT + "</think>Hi!" + EOS + USER + "Bye" + ASSISTANT + "<think>",
+                encoder.encode(conversation, null, ChatEncodingOptions.thinking()));
+        // chat mode keeps it
+        assertEquals(BOS + SYSTEM + USER + "Be brief." + USER + "Hello" + ASSISTANT + "</think>Hi!" + EOS + USER + "Bye" + ASSISTANT + "</think>",
+                encoder.encode(conversation, null, ChatEncodingOptions.chat()));
     }
 
     @Test

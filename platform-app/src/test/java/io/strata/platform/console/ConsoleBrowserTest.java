@@ -199,6 +199,14 @@ class ConsoleBrowserTest extends BrowserTest {
         WebElement row = b.find(By.cssSelector("tr[data-key-name='console-test']"));
         assertThat(row.getText()).contains("60/min").contains("active").contains(secret.substring(0, 12));
         b.screenshot("console-06-keys-created");
+        // POST-redirect-GET: the secret came on a plain page; reloading it neither creates a second key nor shows the secret again
+        assertThat(b.path()).isEqualTo("/admin/keys");
+        b.driver().navigate().refresh();
+        b.waitFor(By.cssSelector("tr[data-key-name='console-test']"));
+        assertThat(b.driver().findElements(By.cssSelector("tr[data-key-name='console-test']"))).hasSize(1);
+        assertThat(b.driver().findElements(By.id("new-key-secret"))).isEmpty();
+        assertThat(b.driver().getPageSource()).doesNotContain(secret);
+        row = b.find(By.cssSelector("tr[data-key-name='console-test']"));
 
         String rowId = row.getAttribute("id");
         b.find(By.id("revoke-" + rowId.substring("key-".length()))).click();
@@ -269,7 +277,16 @@ class ConsoleBrowserTest extends BrowserTest {
         b.find(By.id("plan-submit")).click();
         b.waitFor(By.id("plan-result"));
         assertThat(Long.parseLong(b.find(By.id("plan-sequences")).getText().replace(",", ""))).isPositive();
-        assertThat(b.find(By.id("seeds-table")).getText()).contains("83.9 GiB");
+        assertThat(b.find(By.id("seeds-table")).getText()).contains("83.9 GiB").containsIgnoringCase("Published figure");
+        assertThat(b.find(By.tagName("main")).getText()).as("no internal jargon on the page")
+                .doesNotContainIgnoringCase("seed");
+        assertThat(b.find(By.id("published-source")).getText()).contains("docs/kv-cache.md");
+        @SuppressWarnings("unchecked")
+        List<Number> labelled = (List<Number>) ((JavascriptExecutor) b.driver()).executeScript(
+                "return Chart.getChart(document.getElementById('plan-chart')).scales.y.ticks"
+                        + ".filter(t => t.label !== '' && t.label != null).map(t => t.value);");
+        assertThat(labelled).as("log-axis labels only at powers of ten, so they cannot overlap").isNotEmpty()
+                .allSatisfy(v -> assertThat(Math.abs(Math.log10(v.doubleValue()) - Math.round(Math.log10(v.doubleValue())))).isLessThan(1e-9));
         b.screenshot("console-10-model-planner-flash-1m");
     }
 
@@ -280,8 +297,60 @@ class ConsoleBrowserTest extends BrowserTest {
         b.open("/admin/plugins");
         WebElement live = waiting(15).until(d -> d.findElements(By.cssSelector(".device-live[data-plugin='cpu'][data-updated]"))
                 .stream().findFirst().orElse(null));
-        assertThat(live.getText()).contains("used of").contains("JVM heap");
+        assertThat(live.getText()).contains("used of").contains("JVM heap")
+                .as("device properties in words and units, not raw field names").doesNotContainPattern("[a-z][A-Za-z]*Bytes=\\d");
         b.screenshot("console-11-plugins");
+    }
+
+    @Test
+    @Order(8)
+    void finishedRequestsFitTheCardAndArePagedOnTheServer() {
+        jdbc.sql("MERGE INTO api_key (name, key_prefix, key_hash) KEY (key_hash) VALUES ('a-team-integration-key', 'sk-abcd1234', 'paging')").update();
+        long keyId = jdbc.sql("SELECT id FROM api_key WHERE key_hash = 'paging'").query(Long.class).single();
+        java.time.Instant now = java.time.Instant.now();
+        for (int i = 0; i < 130; i++) {
+            jdbc.sql("""
+                    INSERT INTO request_log (id, created_at, api_key_id, endpoint, model, prompt_tokens, cached_tokens,
+                        completion_tokens, queue_ms, ttft_ms, total_ms, finish_reason, http_status, error)
+                    VALUES (:id, :at, :key, '/v1/chat/completions', 'dsv4-tiny-stable', 123456, 120000, 4096, 12345,
+                        234567, 1234567, :reason, :status, :error)""")
+                    .param("id", "chatcmpl-" + java.util.UUID.randomUUID().toString().replace("-", ""))
+                    .param("at", java.sql.Timestamp.from(now.minusSeconds(600 + i)))
+                    .param("key", keyId)
+                    .param("reason", i % 2 == 0 ? "length" : "error")
+                    .param("status", i % 2 == 0 ? 200 : 500)
+                    .param("error", i % 2 == 0 ? null : "backend 'cpu' failed: step execution raised IllegalStateException")
+                    .update();
+        }
+        Browser b = browser();
+        b.open("/admin/requests");
+        WebElement table = b.waitFor(By.id("finished-table"));
+        JavascriptExecutor js = (JavascriptExecutor) b.driver();
+        long tableWidth = ((Number) js.executeScript("return arguments[0].getBoundingClientRect().right", table)).longValue();
+        long sectionRight = ((Number) js.executeScript(
+                "return document.querySelector('main.content').getBoundingClientRect().right", table)).longValue();
+        long scroll = ((Number) js.executeScript("return document.documentElement.scrollWidth")).longValue();
+        assertThat(tableWidth).as("finished table's right edge inside the page content").isLessThanOrEqualTo(sectionRight);
+        assertThat(scroll).as("no horizontal scrolling at 1,400 px").isLessThanOrEqualTo(1400);
+        List<WebElement> rows = b.driver().findElements(By.cssSelector("#finished-table tr[data-request-id]"));
+        assertThat(rows).hasSize(25);
+        assertThat(b.find(By.id("finished-range")).getText()).contains("1–25 of ");
+        b.screenshot("console-12-requests-paged");
+
+        // filters survive paging: only 'length' rows, page 2 continues where page 1 ended
+        new Select(b.find(By.id("filter-reason"))).selectByValue("length");
+        b.find(By.id("filter-apply")).click();
+        b.waitFor(By.id("finished-older"));
+        List<String> first = b.driver().findElements(By.cssSelector("#finished-table tr[data-request-id]")).stream()
+                .map(tr -> tr.getAttribute("data-request-id")).toList();
+        b.find(By.id("finished-older")).click();
+        b.waitForText(By.id("finished-range"), "26–50 of ");
+        List<WebElement> older = b.driver().findElements(By.cssSelector("#finished-table tr[data-request-id]"));
+        assertThat(older).hasSize(25).allSatisfy(tr -> assertThat(tr.getAttribute("data-reason")).isEqualTo("length"));
+        assertThat(older).noneMatch(tr -> first.contains(tr.getAttribute("data-request-id")));
+        assertThat(new Select(b.find(By.id("filter-reason"))).getFirstSelectedOption().getAttribute("value")).isEqualTo("length");
+        b.find(By.id("finished-newer")).click();
+        b.waitForText(By.id("finished-range"), "1–25 of ");
     }
 
     private String complete(int[] prompt, int maxTokens) {

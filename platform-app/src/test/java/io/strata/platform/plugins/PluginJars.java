@@ -109,6 +109,26 @@ public final class PluginJars {
         return file;
     }
 
+    /** A backend plugin whose plugin.properties names a plugin class the jar does not contain. */
+    public static Path pluginWithMissingPluginClass(Path file, String id) throws IOException {
+        Path jar = workingPlugin(file, id, "Ghost X1");
+        Path rewritten = Files.createTempFile("plugin-", ".jar");
+        try (var in = new java.util.jar.JarFile(jar.toFile());
+             JarOutputStream out = new JarOutputStream(Files.newOutputStream(rewritten))) {
+            for (JarEntry e : java.util.Collections.list(in.entries())) {
+                out.putNextEntry(new JarEntry(e.getName()));
+                byte[] bytes = in.getInputStream(e).readAllBytes();
+                if (e.getName().equals("plugin.properties")) {
+                    bytes = (new String(bytes, StandardCharsets.UTF_8) + "plugin.class=test.ghost.MissingPlugin\n").getBytes(StandardCharsets.UTF_8);
+                }
+                out.write(bytes);
+                out.closeEntry();
+            }
+        }
+        Files.move(rewritten, jar, StandardCopyOption.REPLACE_EXISTING);
+        return jar;
+    }
+
     /** A correct third-party backend plugin reporting one fake accelerator. */
     public static Path workingPlugin(Path file, String id, String deviceName) throws IOException {
         String pkg = "test." + id.replace('-', '_');

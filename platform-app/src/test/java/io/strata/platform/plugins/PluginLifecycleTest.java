@@ -70,6 +70,7 @@ class PluginLifecycleTest {
             PluginJars.notAPluginJar(dir.resolve("plain-library.jar"));
             PluginJars.pluginThatFailsToStart(dir.resolve("failing-start.jar"), "failing-start");
             PluginJars.pluginWhoseProbeThrows(dir.resolve("exploding.jar"), "exploding");
+            PluginJars.pluginWithMissingPluginClass(dir.resolve("ghost.jar"), "ghost");
             platform.start();
 
             Map<String, PluginView> plugins = byId(platform.bean(PluginHost.class).plugins());
@@ -82,6 +83,9 @@ class PluginLifecycleTest {
             assertThat(plugins.get("failing-start").reason()).contains("license check failed at start");
             assertThat(plugins.get("exploding").state()).isEqualTo("FAILED");
             assertThat(plugins.get("exploding").reason()).contains("driver exploded while probing");
+            assertThat(plugins.get("ghost.jar").state()).isEqualTo("FAILED");
+            assertThat(plugins.get("ghost.jar").reason()).contains("plugin.class test.ghost.MissingPlugin")
+                    .contains("no such class").doesNotContain("NullPointerException");
 
             // the good plugin is unaffected and the engine is offered only working backends
             assertThat(plugins.get("cpu").state()).isEqualTo("STARTED");
