@@ -7,14 +7,16 @@
 
   function pad(n) { return (n < 10 ? '0' : '') + n; }
 
+  // the console writes every moment in UTC and every number as 1,234.5, whatever the browser's locale,
+  // so the pages rendered on the server and the charts drawn here agree
   function clock(ms) {
     var d = new Date(ms);
-    return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+    return pad(d.getUTCHours()) + ':' + pad(d.getUTCMinutes()) + ':' + pad(d.getUTCSeconds()) + ' UTC';
   }
 
   function number(v, digits) {
     if (v === null || v === undefined || isNaN(v)) { return '–'; }
-    return Number(v).toLocaleString(undefined, {maximumFractionDigits: digits === undefined ? 1 : digits,
+    return Number(v).toLocaleString('en-US', {maximumFractionDigits: digits === undefined ? 1 : digits,
       minimumFractionDigits: 0});
   }
 

@@ -6,8 +6,6 @@ import org.springframework.stereotype.Component;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -61,22 +59,17 @@ public class FinishedRequests {
     public record Entry(String id, Instant createdAt, String key, String endpoint, Integer promptTokens,
                         Integer cachedTokens, Integer completionTokens, Long queueMs, Long ttftMs, Long totalMs,
                         String finishReason, int httpStatus, String error) {
-        private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'")
-                .withZone(ZoneOffset.UTC);
-        private static final DateTimeFormatter DAY = DateTimeFormatter.ofPattern("yyyy-MM-dd").withZone(ZoneOffset.UTC);
-        private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss 'UTC'").withZone(ZoneOffset.UTC);
-
         /** Creation time as the page shows it. */
         public String time() {
-            return TIME.format(createdAt);
+            return ConsoleTime.time(createdAt);
         }
 
         public String day() {
-            return DAY.format(createdAt);
+            return ConsoleTime.day(createdAt);
         }
 
         public String clock() {
-            return CLOCK.format(createdAt);
+            return ConsoleTime.clock(createdAt);
         }
 
         public String queue() {

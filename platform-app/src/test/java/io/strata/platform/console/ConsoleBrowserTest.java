@@ -198,6 +198,10 @@ class ConsoleBrowserTest extends BrowserTest {
         assertThat(secret).startsWith("sk-");
         WebElement row = b.find(By.cssSelector("tr[data-key-name='console-test']"));
         assertThat(row.getText()).contains("60/min").contains("active").contains(secret.substring(0, 12));
+        // moments read as on the Requests page (UTC, no ISO-8601 internals); a key never used says so
+        assertThat(row.findElement(By.className("key-created")).getText())
+                .matches("\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} UTC");
+        assertThat(row.findElement(By.className("key-last-used")).getText()).isEqualTo("never");
         b.screenshot("console-06-keys-created");
         // POST-redirect-GET: the secret came on a plain page; reloading it neither creates a second key nor shows the secret again
         assertThat(b.path()).isEqualTo("/admin/keys");
