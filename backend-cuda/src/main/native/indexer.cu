@@ -199,6 +199,149 @@ __global__ void __launch_bounds__(kScoreThreads) k_indexer_scores_split(ScoreArg
     }
 }
 
+// Many queries or candidates, 64 heads: int8 tensor cores (mma m16n8k32, s8 x s8 -> s32) on the doubled
+// e2m1 codes. Each 32-channel block's dot is the same exact int32 as __dp4a's and is combined in the same
+// order, so scores are bit-identical to k_indexer_scores. A CTA stages the query once and scores 256 keys,
+// 64 at a time: each warp takes 16 keys x all 64 heads; terms go through shared memory so that one thread
+// per key sums its heads in order.
+constexpr int kMmaHeads = 64;
+constexpr int kMmaKeysPerPass = 64;
+constexpr int kMmaPasses = 4;
+constexpr int kMmaKeys = kMmaKeysPerPass * kMmaPasses;
+constexpr int kKeyRow = 80;                   // staged key: 64 B of nibbles, 4 scale bytes, padding
+#ifdef STRATA_SCORES_DP4A_ONLY                 // A/B builds: the __dp4a kernel for every large grid
+constexpr bool kScoresOnTensorCores = false;
+#else
+constexpr bool kScoresOnTensorCores = true;
+#endif
+
+__device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Four e2m1 codes (channels c..c+3 of a staged key, c a multiple of 4) as four int8 (twice the value).
+__device__ __forceinline__ uint32_t key_codes4(const uint8_t *key, int c) {
+    uint32_t w = *reinterpret_cast<const uint16_t *>(key + c / 2);
+    uint32_t lo, hi;
+    e2m1x8_to_int8(w, lo, hi);
+    return lo;
+}
+
+__global__ void __launch_bounds__(128) k_indexer_scores_mma(ScoreArgs a) {
+    __shared__ __align__(16) int8_t qs[kMmaHeads * kIdxDim];
+    __shared__ float sc[kMmaHeads * 4];
+    __shared__ float ws[kMmaHeads];
+    __shared__ __align__(16) uint8_t keys[kMmaKeysPerPass * kKeyRow];
+    __shared__ float terms[kMmaKeysPerPass * (kMmaHeads + 1)];
+    const int qi = blockIdx.y;
+    const int visible = (a.query_pos[qi] + 1) / 4;
+    const int j0 = blockIdx.x * kMmaKeys;
+    if (j0 >= visible) return;  // CTA-uniform
+    stage_query<kMmaHeads>(a, qi, qs, sc, ws);
+    __syncthreads();
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3;
+    // A fragments (query heads x channels) of all four m-tiles and blocks stay in registers
+    uint32_t A[4][4][4];
+#pragma unroll
+    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const int8_t *q0 = qs + (16 * mt + grp) * kIdxDim + 32 * b + tig * 4;
+            const int8_t *q1 = q0 + 8 * kIdxDim;
+            A[mt][b][0] = *reinterpret_cast<const uint32_t *>(q0);
+            A[mt][b][1] = *reinterpret_cast<const uint32_t *>(q1);
+            A[mt][b][2] = *reinterpret_cast<const uint32_t *>(q0 + 16);
+            A[mt][b][3] = *reinterpret_cast<const uint32_t *>(q1 + 16);
+        }
+    const int *table = a.block_table + (int64_t) a.query_seq[qi] * a.table_stride;
+    const int epp = a.keys.entries_per_page;
+    // two threads per key (32 bytes of nibbles each, the first also the scales); the next pass's keys are
+    // loaded into registers while this pass computes
+    const int kk = threadIdx.x >> 1, part = threadIdx.x & 1;
+    uint4 next0, next1;
+    uint32_t next_scales;
+    auto fetch = [&](int pass) {
+        int j = j0 + pass * kMmaKeysPerPass + kk;
+        if (j < visible) {
+            const uint8_t *page = a.keys.pool + (int64_t) table[j / epp] * a.keys.page_bytes;
+            int e = j % epp;
+            const uint4 *src = reinterpret_cast<const uint4 *>(page + e * a.keys.data_stride) + 2 * part;
+            next0 = src[0];
+            next1 = src[1];
+            next_scales = *reinterpret_cast<const uint32_t *>(page + a.keys.scale_base + e * a.keys.scale_stride);
+        } else {
+            next0 = next1 = make_uint4(0, 0, 0, 0);
+            next_scales = 0x7f7f7f7fu;  // scale 1 for an absent key: its score is never written
+        }
+    };
+    fetch(0);
+    for (int pass = 0; pass < kMmaPasses; pass++) {
+        const int jb = j0 + pass * kMmaKeysPerPass;
+        if (jb >= visible) break;  // CTA-uniform
+        uint8_t *dst = keys + kk * kKeyRow;
+        reinterpret_cast<uint4 *>(dst)[2 * part] = next0;
+        reinterpret_cast<uint4 *>(dst)[2 * part + 1] = next1;
+        if (part == 0) *reinterpret_cast<uint32_t *>(dst + 64) = next_scales;
+        __syncthreads();
+        if (pass + 1 < kMmaPasses) fetch(pass + 1);
+        // this warp's keys: n-tile nt holds keys 16*warp + 8*nt + 0..7
+        float d[4][2][4];
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++) d[mt][nt][0] = d[mt][nt][1] = d[mt][nt][2] = d[mt][nt][3] = 0.f;
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            uint32_t B0[2], B1[2];
+            float kscale[2][2];                    // [nt][column]: the scales of the keys this lane's C holds
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++) {
+                const uint8_t *kb = keys + (16 * warp + 8 * nt + grp) * kKeyRow;
+                B0[nt] = key_codes4(kb, 32 * b + tig * 4);
+                B1[nt] = key_codes4(kb, 32 * b + 16 + tig * 4);
+#pragma unroll
+                for (int c = 0; c < 2; c++)
+                    kscale[nt][c] = e8m0_value(keys[(16 * warp + 8 * nt + 2 * tig + c) * kKeyRow + 64 + b]);
+            }
+#pragma unroll
+            for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++) {
+                    int acc[4] = {0, 0, 0, 0};
+                    mma_s8(acc, A[mt][b], B0[nt], B1[nt]);
+#pragma unroll
+                    for (int r = 0; r < 4; r++) {
+                        int head = 16 * mt + grp + 8 * (r >> 1);
+                        d[mt][nt][r] = __fadd_rn(d[mt][nt][r],
+                                                 __fmul_rn((float) acc[r], __fmul_rn(sc[head * 4 + b], kscale[nt][r & 1])));
+                    }
+                }
+        }
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    int head = 16 * mt + grp + 8 * (r >> 1);
+                    int key = 16 * warp + 8 * nt + 2 * tig + (r & 1);
+                    float dd = bf16_round(d[mt][nt][r]);
+                    terms[key * (kMmaHeads + 1) + head] = dd > 0.f ? bf16_round(__fmul_rn(dd, ws[head])) : 0.f;
+                }
+        __syncthreads();
+        if (threadIdx.x < kMmaKeysPerPass && jb + threadIdx.x < visible) {
+            float s = 0.f;
+#pragma unroll 16
+            for (int h = 0; h < kMmaHeads; h++) s = __fadd_rn(s, terms[threadIdx.x * (kMmaHeads + 1) + h]);
+            a.scores[(int64_t) qi * a.score_stride + jb + threadIdx.x] = float_to_bf16_bits(s);
+        }
+        __syncthreads();                          // keys and terms are reused by the next pass
+    }
+}
+
 // ---- exact top-k: a cluster of up to 8 CTAs per query, radix select on the 16-bit score ----------
 // Each CTA keeps its slice of the scores in shared memory (thread t owns 32 consecutive candidates, so
 // thread order within the cluster is candidate order); histograms and counts are exchanged through
@@ -457,6 +600,9 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
     if (whole < 2 * sms && num_heads <= 64) {
         dim3 grid((max_candidates + kSplitKeys - 1) / kSplitKeys, num_queries);
         k_indexer_scores_split<64><<<grid, kScoreThreads, 0, st>>>(a);
+    } else if (num_heads == kMmaHeads && kScoresOnTensorCores) {
+        dim3 grid((max_candidates + kMmaKeys - 1) / kMmaKeys, num_queries);
+        k_indexer_scores_mma<<<grid, 128, 0, st>>>(a);
     } else {
         dim3 grid((max_candidates + kScoreThreads - 1) / kScoreThreads, num_queries);
         if (num_heads <= 64) k_indexer_scores<64><<<grid, kScoreThreads, 0, st>>>(a);
