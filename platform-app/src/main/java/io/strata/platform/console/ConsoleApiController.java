@@ -6,7 +6,8 @@ import io.strata.spi.DeviceInfo;
 import io.strata.spi.ProbeResult;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
-import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -16,7 +17,9 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.ObjectMapper;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,30 +40,36 @@ public class ConsoleApiController {
     private final EngineView engine;
     private final PluginHost plugins;
     private final FinishedRequests finished;
+    private final ObjectMapper json;
 
     public ConsoleApiController(StatsSampler sampler, MinuteHistory history, EngineView engine, PluginHost plugins,
-                                FinishedRequests finished) {
+                                FinishedRequests finished, ObjectMapper json) {
         this.sampler = sampler;
         this.history = history;
         this.engine = engine;
         this.plugins = plugins;
         this.finished = finished;
+        this.json = json;
     }
 
-    /** One {@code stats} event about every second; a comment every 15 s keeps idle proxies from closing it. */
+    /**
+     * One {@code stats} event about every second; a comment every 15 s keeps idle proxies from closing it.
+     * The events are written in heap buffers rather than the server's pooled ones: an event can be encoded on
+     * the stats thread just as the browser goes away, and a buffer dropped by the cancelled write is then
+     * garbage, not a leaked pooled buffer (paranoid leak detection saw that race on every write path of the
+     * pooled variant: the first event, then any event).
+     */
     @GetMapping(path = "/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
-    public Flux<ServerSentEvent<LiveStats>> stream() {
-        Flux<ServerSentEvent<LiveStats>> stats = sampler.stream()
-                .map(s -> ServerSentEvent.builder(s).event("stats").build());
-        Flux<ServerSentEvent<LiveStats>> beats = Flux.interval(HEARTBEAT)
-                .map(i -> ServerSentEvent.<LiveStats>builder().comment("keep-alive").build());
-        // The first event is written while the request subscribes, on its own thread. Were the first event a
-        // sample from the stats thread, it could be encoded into a pooled buffer just as the browser goes away,
-        // and Spring's write barrier, which holds the first item until the connection takes it, would drop
-        // that buffer unreleased: one leaked buffer per console stream (seen with paranoid leak detection).
-        ServerSentEvent<LiveStats> opened = ServerSentEvent.<LiveStats>builder().comment("stats follow").build();
+    public Flux<DataBuffer> stream() {
+        Flux<DataBuffer> stats = sampler.stream().map(s -> event("event:stats\ndata:" + json.writeValueAsString(s) + "\n\n"));
+        Flux<DataBuffer> beats = Flux.interval(HEARTBEAT).map(i -> event(":keep-alive\n\n"));
         // ends at shutdown: graceful shutdown waits for open responses, and this one would never end by itself
-        return Flux.concat(Mono.just(opened), Flux.merge(stats, beats)).takeUntilOther(sampler.stopped());
+        return Flux.concat(Mono.fromSupplier(() -> event(":stats follow\n\n")), Flux.merge(stats, beats))
+                .takeUntilOther(sampler.stopped());
+    }
+
+    private static DataBuffer event(String text) {
+        return DefaultDataBufferFactory.sharedInstance.wrap(text.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
