@@ -18,10 +18,8 @@ usage: python3 bench_sparse.py --lib libstrata_cuda.so [--out DIR] [--quick]
 import argparse
 import ctypes
 import json
-import math
 import os
 import sys
-import time
 import traceback
 
 import torch
@@ -178,7 +176,6 @@ class Indexer:
 
     # exact emulation of the scores from the prepared queries (float64 dots are exact here)
     def reference_scores(self, rows=4):
-        pages_per_seq = self.table.shape[1]
         data = self.pool.as_strided((self.pool.numel() // IDX_PAGE, IDX_EPP, 64), (IDX_PAGE, 64, 1))
         scl = self.pool.as_strided((self.pool.numel() // IDX_PAGE, IDX_EPP, 4), (IDX_PAGE, 4, 1), IDX_EPP * 64)
         mag = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6], device=dev, dtype=torch.float64)
@@ -289,9 +286,7 @@ def bench_indexer(lib, gen, B, ctx, k, results):
     row["key_bytes"] = B * cand * 68
     row["scores_GBps"] = row["key_bytes"] / (row["scores_us"] * 1e-6) / 1e9
     if B == 1:
-        s = sets[0].scores.view(torch.bfloat16)
         row["torch_topk_us"] = time_graph(lambda ix: torch.topk(ix.scores.view(torch.bfloat16), k, dim=-1), sets, 20)
-        del s
     results.append(row)
     print(json.dumps(row), flush=True)
 

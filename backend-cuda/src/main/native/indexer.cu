@@ -593,8 +593,7 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
                 EntryLayout{(uint8_t *) key_pool, key_page_bytes, entries_per_page, data_stride, scale_base,
                             scale_stride},
                 (uint16_t *) scores, score_stride, num_heads};
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int sms = strata_sm_count();
     int64_t whole = (int64_t) num_queries * ((max_candidates + kScoreThreads - 1) / kScoreThreads);
     cudaStream_t st = (cudaStream_t) stream;
     if (whole < 2 * sms && num_heads <= 64) {
@@ -631,8 +630,7 @@ int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos,
     int max_ranks = cudaFuncSetAttribute(k_topk<true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess
                     ? kMaxRanks : 8;
     cudaGetLastError();
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int sms = strata_sm_count();
     // 16-CTA clusters only pay off while they all fit at once (few queries); otherwise 8 schedule better
     if ((int64_t) num_queries * kMaxRanks > sms && max_candidates <= 8 * kSlice) max_ranks = 8;
     if (max_candidates > max_ranks * kSlice) return (int) cudaErrorInvalidValue;

@@ -2,6 +2,7 @@
 // DeepSeek reference define them. Every multiply/add that the reference rounds separately is written
 // with __fmul_rn/__fadd_rn so nvcc cannot contract it into an FMA (which would round once, not twice).
 #pragma once
+#include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include <stdint.h>
@@ -158,6 +159,13 @@ __device__ __forceinline__ void hadamard128(float *x, int lane) {
 }
 
 }  // namespace strata
+
+// Multiprocessors of the current device, for launch shapes that size grids to the GPU (132 if unknown).
+inline int strata_sm_count() {
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    return sms;
+}
 
 #define STRATA_LAUNCH_CHECK() \
     do { cudaError_t _e = cudaGetLastError(); if (_e != cudaSuccess) return (int) _e; } while (0)

@@ -469,8 +469,7 @@ int64_t strata_sparse_attn_smem_bytes(void) { return (int64_t) kSmemBytes; }
 
 // Splits a row's list over several CTAs when rows x head blocks would leave most SMs idle.
 static int attn_splits(int num_rows, int num_heads, int64_t list_stride) {
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int sms = strata_sm_count();
     int ctas = num_rows * ((num_heads + kHeadsPerCta - 1) / kHeadsPerCta);
     int tiles = (int) ((list_stride + kTile - 1) / kTile);
     int splits = sms / max(ctas, 1);          // never more CTAs than one wave

@@ -4,7 +4,8 @@ import io.strata.backend.cuda.nat.CudaNative;
 
 /**
  * The three fused kernels, one coarse call per step (all tokens of all sequences), with their unfused
- * baselines, and the bf16 inverse RoPE that is the reference path into {@code wo_a}. Arguments are device addresses; see {@code strata_kernels.h} for shapes.
+ * baselines, and the bf16 inverse RoPE that is the reference path into {@code wo_a}. Arguments are device
+ * addresses; see {@code strata_kernels.h} for shapes.
  */
 public final class FusedKernels {
     private FusedKernels() {
