@@ -19,4 +19,12 @@ public interface ExecutionBackend {
      * @throws IllegalArgumentException naming the tensor or config key when the model cannot run here
      */
     ModelExecutor load(ModelConfig config, Checkpoint checkpoint, LoadOptions options);
+
+    /**
+     * Which backend serves when {@code strata.backend} names none: the available one with the highest
+     * priority. The CPU backend is 0; an accelerator backend ranks above it.
+     */
+    default int priority() {
+        return 0;
+    }
 }

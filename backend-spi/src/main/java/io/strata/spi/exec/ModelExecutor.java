@@ -36,6 +36,11 @@ public interface ModelExecutor extends AutoCloseable {
      */
     StepResult execute(StepBatch batch);
 
+    /** Accelerator memory, for backends that run on a device; empty for host-memory backends. */
+    default java.util.Optional<DeviceMemory> deviceMemory() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     void close();
 }
