@@ -43,9 +43,9 @@ public class CudaBackendProvider implements BackendProvider {
                 return ProbeResult.unavailable(PREFIX + "no device with compute capability >= " + MIN_MAJOR
                         + ".0 (found " + devices.stream().map(d -> d.name() + " " + d.properties().get("computeCapability")).toList() + ")");
             }
-            return ProbeResult.available(usable, Set.of("kv-fp8", "kv-fp4-indexer", "fused-compressor",
-                    "fused-qkv-rope-quant", "fused-inverse-rope-quant", "lightning-indexer-fp4",
-                    "sparse-attention-fp8"));
+            // Only what a model served here would get: the kernels (fused compressor, RoPE + quantisation,
+            // lightning indexer, sparse attention) exist, but nothing executes a model with them yet.
+            return ProbeResult.available(usable, Set.of("kv-fp8", "kv-fp4-indexer"));
         } catch (CudaException e) {
             return ProbeResult.unavailable(PREFIX + e.getMessage());
         } catch (RuntimeException | LinkageError e) {

@@ -1,6 +1,5 @@
 package io.strata.platform.api;
 
-import io.strata.platform.keys.ApiRoutes;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.io.buffer.DataBuffer;

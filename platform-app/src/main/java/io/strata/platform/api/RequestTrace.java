@@ -2,7 +2,6 @@ package io.strata.platform.api;
 
 import io.strata.platform.engine.GenerationEvent;
 import io.strata.platform.engine.sampling.SamplingParameterException;
-import io.strata.platform.keys.ApiKeyAuthFilter;
 import io.strata.platform.requestlog.RequestLogEntry;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.springframework.web.server.ServerWebExchange;
@@ -34,7 +33,7 @@ final class RequestTrace {
         this.writer = writer;
         this.id = idPrefix + java.util.UUID.randomUUID().toString().replace("-", "");
         this.endpoint = endpoint;
-        Object key = exchange.getAttribute(ApiKeyAuthFilter.KEY_ID_ATTRIBUTE);
+        Object key = exchange.getAttribute(ApiRoutes.KEY_ID_ATTRIBUTE);
         this.apiKeyId = key instanceof Long l ? l : null;
     }
 

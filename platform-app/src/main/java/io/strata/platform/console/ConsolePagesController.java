@@ -21,7 +21,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * The console pages added by issue 7: Requests, Model, API keys and Settings. Blocking work (JDBC,
+ * The console pages besides the dashboard and Plugins: Requests, Model, API keys and Settings. Blocking work (JDBC,
  * config parsing) runs on the bounded-elastic pool. Outcomes of form posts travel back as
  * {@code notice}/{@code error} query parameters, as on the Plugins page, so a reload never repeats them;
  * a new API key's secret travels from the POST to the page it redirects to in the console session, and is

@@ -47,7 +47,7 @@ final class EngineAssembly {
         return Math.min(offered, perSequence * maxNumSeqs);
     }
 
-    static ServingEngine start(EngineConfiguration.LoadedModel model, TokenizerCodec codec, LoadedBackend backend,
+    static ServingEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
                                EngineProperties props, KvProperties kvProps, MeterRegistry registry) {
         ExecutionBackend exec = (ExecutionBackend) backend.provider();
         ModelExecutor executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),

@@ -28,7 +28,7 @@ public class EngineConfiguration {
     private static final Logger log = LoggerFactory.getLogger(EngineConfiguration.class);
 
     /** What was loaded from the checkpoint directory: the validated weights, the tokenizer and the served card. */
-    record LoadedModel(Path dir, io.strata.model.LoadedModel weights, ModelTokenizer tokenizer, ModelCard card) {
+    record ServedModel(Path dir, io.strata.model.LoadedModel weights, ModelTokenizer tokenizer, ModelCard card) {
         ModelConfig config() {
             return weights.config();
         }
@@ -43,7 +43,7 @@ public class EngineConfiguration {
                                     PluginHost plugins, MeterRegistry registry, ServingBackend serving,
                                     @Value("${strata.models.dir:}") String modelsDir) {
         Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
-        LoadedModel model;
+        ServedModel model;
         try {
             model = load(dir, modelProps);
         } catch (ModelLoadException e) {
@@ -82,7 +82,7 @@ public class EngineConfiguration {
      * against the config's catalogue (all missing, unexpected and mismatched tensors in one message), then
      * loads the tokenizer and fixes the served context length.
      */
-    static LoadedModel load(Path dir, ModelProperties props) {
+    static ServedModel load(Path dir, ModelProperties props) {
         io.strata.model.LoadedModel weights;
         try {
             weights = ModelLoader.load(dir);
@@ -107,7 +107,7 @@ public class EngineConfiguration {
                     config.vocabSize(), System.currentTimeMillis() / 1000);
             log.info("Loaded model {} from {} ({} tensors, vocab {}, max_model_len {})", card.id(), dir,
                     weights.checkpoint().size(), config.vocabSize(), maxModelLen);
-            return new LoadedModel(dir, weights, tokenizer, card);
+            return new ServedModel(dir, weights, tokenizer, card);
         } catch (RuntimeException e) {
             weights.close();
             throw e;

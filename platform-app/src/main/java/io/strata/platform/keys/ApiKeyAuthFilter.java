@@ -1,5 +1,6 @@
 package io.strata.platform.keys;
 
+import io.strata.platform.api.ApiRoutes;
 import io.strata.platform.api.ErrorResponse;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpHeaders;
@@ -21,7 +22,6 @@ import java.util.Optional;
  * id is left on the exchange for the request log. Runs inside {@link ApiSecurityConfiguration}'s chain.
  */
 public class ApiKeyAuthFilter implements WebFilter {
-    public static final String KEY_ID_ATTRIBUTE = ApiKeyAuthFilter.class.getName() + ".keyId";
 
     private final ApiKeyService keys;
     private final RateLimiter limiter;
@@ -61,7 +61,7 @@ public class ApiKeyAuthFilter implements WebFilter {
                                             + " requests per minute). Retry after " + wait + " s.", wait);
                         }
                     }
-                    exchange.getAttributes().put(KEY_ID_ATTRIBUTE, key.id());
+                    exchange.getAttributes().put(ApiRoutes.KEY_ID_ATTRIBUTE, key.id());
                     return chain.filter(exchange);
                 });
     }

@@ -39,7 +39,7 @@ import java.util.stream.IntStream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The console of issue 7 in a real headless Chromium against the real engine loop and the real hybrid KV
+ * The console in a real headless Chromium against the real engine loop and the real hybrid KV
  * cache manager: the dashboard follows a load (bucket bars fill, the prefix-cache hit rate rises), a
  * request is aborted from the Requests page, a key is created and revoked, a setting is saved, and every
  * page is photographed into target/screenshots/ with no error in the browser's console.

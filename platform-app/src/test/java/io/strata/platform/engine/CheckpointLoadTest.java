@@ -29,7 +29,7 @@ class CheckpointLoadTest {
     @Test
     void theBundledCheckpointLoads() {
         Path dir = Path.of(System.getProperty("strata.models.dir"), "dsv4-tiny-stable");
-        EngineConfiguration.LoadedModel model = EngineConfiguration.load(dir, new ModelProperties(dir.toString(), 512, null));
+        EngineConfiguration.ServedModel model = EngineConfiguration.load(dir, new ModelProperties(dir.toString(), 512, null));
         try {
             assertThat(model.card().maxModelLen()).isEqualTo(512);
             assertThat(model.weights().validation().problems()).isEmpty();

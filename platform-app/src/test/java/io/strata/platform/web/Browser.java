@@ -42,7 +42,7 @@ public final class Browser implements AutoCloseable {
                 "--disable-backgrounding-occluded-windows");
         // the tests wait for the elements they need; waiting for every subresource only adds stalls
         options.setPageLoadStrategy(org.openqa.selenium.PageLoadStrategy.EAGER);
-        // keep the page's console messages so tests can assert there were no errors (console tests, issue 7)
+        // keep the page's console messages so tests can assert that a page logged no errors
         options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();

@@ -24,7 +24,7 @@ final class BoundaryWindow {
     }
 
     /** The page in {@code slot} if it still holds the content it was attached with, else -1. */
-    int page(int slot, BlockPool pool) {
+    int page(int slot, PagePool pool) {
         int p = pages[slot];
         return p >= 0 && pool.generation(p) == generations[slot] ? p : -1;
     }
@@ -33,7 +33,7 @@ final class BoundaryWindow {
      * Names {@code page} (used by the caller, who is about to release it) in an empty or stale slot; returns
      * whether the slot names this page afterwards (newly, or because a prefix hit shared it from here).
      */
-    boolean offer(int slot, int page, BlockPool pool) {
+    boolean offer(int slot, int page, PagePool pool) {
         int current = page(slot, pool);
         if (current >= 0) {
             return current == page;

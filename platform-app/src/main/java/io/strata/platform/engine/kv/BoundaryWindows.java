@@ -20,7 +20,7 @@ final class BoundaryWindows {
     private static final int B = KvLayout.BLOCK_POSITIONS;
 
     private final KindLayout[] kindOf;
-    private final BlockPool[] poolOf;
+    private final PagePool[] poolOf;
     private final int[] windowGroups;
     private final int anchorGroup;
     private final int[] slotFrom;
@@ -39,7 +39,7 @@ final class BoundaryWindows {
      * @param anchorGroup  the group whose indexed block pages anchor the windows; -1 when there is none
      * @param hasher       the manager's block hasher (window pages are named under their block's hash)
      */
-    BoundaryWindows(KindLayout[] kindOf, BlockPool[] poolOf, int[] windowGroups, int anchorGroup, BlockHasher hasher) {
+    BoundaryWindows(KindLayout[] kindOf, PagePool[] poolOf, int[] windowGroups, int anchorGroup, BlockHasher hasher) {
         this.kindOf = kindOf;
         this.poolOf = poolOf;
         this.windowGroups = windowGroups;
@@ -130,7 +130,7 @@ final class BoundaryWindows {
             if (anchor < 0) {
                 return false;
             }
-            BlockPool anchors = poolOf[anchorGroup];
+            PagePool anchors = poolOf[anchorGroup];
             w = anchors.window(anchor);
             if (w == null) {
                 w = new BoundaryWindow(slots);
@@ -155,7 +155,7 @@ final class BoundaryWindows {
             return -1;
         }
         BlockHash h = r.hashes.get(block);
-        BlockPool pool = poolOf[anchorGroup];
+        PagePool pool = poolOf[anchorGroup];
         int own = r.tables[anchorGroup].page(block);
         if (own >= 0) {
             CacheKey key = pool.key(own);

@@ -41,7 +41,7 @@ public final class KvCacheManager {
     private final KvLayout layout;
     private final String modelId;
     private final boolean prefixCaching;
-    private final BlockPool[] pools = new BlockPool[PageBucket.values().length];
+    private final PagePool[] pools = new PagePool[PageBucket.values().length];
     private final KindGroup[] groups;
     private final KindLayout[] kindOf;
     private final int[] bucketOf;
@@ -89,10 +89,10 @@ public final class KvCacheManager {
         }
         for (PageBucket b : PageBucket.values()) {
             if (layout.hasBucket(b)) {
-                pools[b.ordinal()] = new BlockPool(b, sizes.pages(b), groups.length);
+                pools[b.ordinal()] = new PagePool(b, sizes.pages(b), groups.length);
             }
         }
-        BlockPool[] poolOfGroup = new BlockPool[groups.length];
+        PagePool[] poolOfGroup = new PagePool[groups.length];
         for (int g = 0; g < groups.length; g++) {
             poolOfGroup[g] = pools[bucketOf[g]];
         }
@@ -455,7 +455,7 @@ public final class KvCacheManager {
             }
             PageTable t = r.tables[g];
             if (kindOf[g].kind().compressed()) {
-                BlockPool pool = pool(g);
+                PagePool pool = pool(g);
                 for (long v = t.end(), last = ceilDiv(c + newTokens, B); v < last; v++) {
                     t.append(pool.allocate(g));
                 }
@@ -709,7 +709,7 @@ public final class KvCacheManager {
 
     /** Page accounting of one bucket; {@code free} excludes cached pages. */
     public BucketUsage usage(PageBucket bucket) {
-        BlockPool p = pools[bucket.ordinal()];
+        PagePool p = pools[bucket.ordinal()];
         if (p == null) {
             return new BucketUsage(bucket, 0, 0, 0, 0);
         }
@@ -727,7 +727,7 @@ public final class KvCacheManager {
         return sum;
     }
 
-    BlockPool poolOf(PageBucket bucket) {
+    PagePool poolOf(PageBucket bucket) {
         return pools[bucket.ordinal()];
     }
 
@@ -757,7 +757,7 @@ public final class KvCacheManager {
     public record BucketUsage(PageBucket bucket, long total, long used, long cached, long free) {
     }
 
-    private BlockPool pool(int g) {
+    private PagePool pool(int g) {
         return pools[bucketOf[g]];
     }
 

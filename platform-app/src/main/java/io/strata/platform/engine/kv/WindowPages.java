@@ -17,7 +17,7 @@ import io.strata.kv.KindLayout;
 final class WindowPages {
 
     private final KindLayout[] kindOf;
-    private final BlockPool[] poolOf;
+    private final PagePool[] poolOf;
     private final int[] windowGroups;
     private final BoundaryWindows boundaryWindows;
     private final boolean prefixCaching;
@@ -26,7 +26,7 @@ final class WindowPages {
     private final int[] spareCap;
     private final int spareSlots;
 
-    WindowPages(KindLayout[] kindOf, BlockPool[] poolOf, int[] windowGroups, BoundaryWindows boundaryWindows,
+    WindowPages(KindLayout[] kindOf, PagePool[] poolOf, int[] windowGroups, BoundaryWindows boundaryWindows,
                 boolean prefixCaching) {
         this.kindOf = kindOf;
         this.poolOf = poolOf;

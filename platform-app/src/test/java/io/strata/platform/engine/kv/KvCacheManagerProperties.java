@@ -180,7 +180,7 @@ class KvCacheManagerProperties {
                 default -> {
                     // memory pressure from outside the request path: take and give back free pages
                     PageBucket b = PageBucket.values()[op.a() % 3];
-                    BlockPool pool = m.poolOf(b);
+                    PagePool pool = m.poolOf(b);
                     int take = Math.min(pool.free(), op.b() % 50);
                     int g = TINY.groups().stream().filter(x -> x.bucket() == b).findFirst().orElseThrow().id();
                     int[] pages = new int[take];

@@ -99,7 +99,7 @@ class KvCacheManagerTest {
         KvCacheManager m = manager(400, 2000, 400);
         int[] a = tokens(8000, 12);
         KvRequest first = run(m, a, 7936, 64);
-        BlockPool middle = m.poolOf(PageBucket.MIDDLE);
+        PagePool middle = m.poolOf(PageBucket.MIDDLE);
         int releasedMidRequest = middle.cachedFree();
         m.free(first);
         // evict the windows released mid-request (every boundary's but the last), keeping the compressed blocks
@@ -209,7 +209,7 @@ class KvCacheManagerTest {
         KvRequest first = run(m, a, 7936, 64);
         int c4a = group(CacheKind.C4A_KV);
         int[] sharedPages = IntStream.range(0, 31).map(i -> first.table(c4a).at(i)).toArray();
-        BlockPool middle = m.poolOf(PageBucket.MIDDLE);
+        PagePool middle = m.poolOf(PageBucket.MIDDLE);
         // window pages released mid-request: the last windows before every boundary the long chunk crossed
         int releasedMidRequest = middle.cachedFree();
         assertThat(releasedMidRequest).isPositive();

@@ -13,7 +13,7 @@ import io.strata.kv.PageBucket;
  * its boundary's anchor page and is named there by (page, generation). Every pop bumps the page's
  * generation, so evicting a window page is one counter increment and stale attachments fail their check.
  */
-final class BlockPool {
+final class PagePool {
 
     private final PageBucket bucket;
     private final int capacity;
@@ -43,7 +43,7 @@ final class BlockPool {
     private int free;
     private int cachedFree;
 
-    BlockPool(PageBucket bucket, int capacity, int groups) {
+    PagePool(PageBucket bucket, int capacity, int groups) {
         if (capacity < 0) {
             throw new IllegalArgumentException("negative pool size for " + bucket);
         }
