@@ -76,14 +76,11 @@ public class ChatCompletionsController {
         if (maxTokens == null) {
             maxTokens = f.integer("max_tokens", null);
         }
-        SamplingParams params = SamplingRequestParser.parse(f, maxTokens == null ? 1 : maxTokens,
-                logprobs ? (top == null ? 0 : top) : null, props.maxLogprobs(), card.vocabSize());
-        // the output parser needs </think>, DSML markers and EOS as text
-        params = new SamplingParams(params.temperature(), params.topP(), params.topK(), params.minP(), params.seed(),
-                params.presencePenalty(), params.frequencyPenalty(), params.repetitionPenalty(),
-                ContextLimit.resolveMaxTokens(prompt.ids().length, maxTokens, card.maxModelLen()), params.minTokens(),
-                params.stop(), params.stopTokenIds(), params.ignoreEos(), params.logprobs(), params.promptLogprobs(),
-                params.includeStopStrInOutput(), false);
+        SamplingParams params = SamplingRequestParser.read(f)
+                .logprobs(logprobs ? (top == null ? 0 : top) : null)
+                .maxTokens(ContextLimit.resolveMaxTokens(prompt.ids().length, maxTokens, card.maxModelLen()))
+                .skipSpecialTokens(false) // the output parser needs </think>, DSML markers and EOS as text
+                .build(props.maxLogprobs(), card.vocabSize());
         long created = System.currentTimeMillis() / 1000;
         Flux<ChoiceEvent> events = ChoiceFanOut.submit(engine, trace.id(), prompt.ids(), params, n,
                 f.integer("priority", 0), f.string("cache_salt", null)).doOnNext(e -> trace.observe(e.event()));

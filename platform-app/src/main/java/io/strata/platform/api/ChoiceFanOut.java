@@ -32,7 +32,7 @@ final class ChoiceFanOut {
                 SamplingParams base = params.get(i / n);
                 int j = i % n;
                 // n > 1 with a seed: each choice of a prompt gets its own reproducible stream (seed + j)
-                SamplingParams p = base.seed() == null || j == 0 ? base : base.withSeed(base.seed() + j);
+                SamplingParams p = base.seed() == null || j == 0 ? base : base.toBuilder().seed(base.seed() + j).build();
                 queued.add(engine.submit(new GenerationRequest(total == 1 ? requestId : requestId + "-" + i,
                         prompts.get(i / n), p, priority, cacheSalt)));
             }

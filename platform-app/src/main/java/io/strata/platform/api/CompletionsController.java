@@ -65,16 +65,17 @@ public class CompletionsController {
         boolean includeUsage = StreamOptions.includeUsage(f, stream);
         boolean echo = f.bool("echo", false);
         Integer logprobs = f.integer("logprobs", null);
-        Integer requestedMax = f.integer("max_tokens", 16);
-        SamplingParams params = SamplingRequestParser.parse(f, requestedMax == null ? 16 : requestedMax, logprobs,
-                props.maxLogprobs(), card.vocabSize());
-        if (echo && logprobs != null && params.promptLogprobs() == null) {
+        SamplingParams.Builder sampling = SamplingRequestParser.read(f).logprobs(logprobs)
+                .maxTokens(f.integer("max_tokens", 16)); // absent or null: 16, as OpenAI's completions
+        if (echo && logprobs != null && sampling.promptLogprobs() == null) {
             // echo + logprobs reports the prompt's logprobs too, as OpenAI does
-            params = withPromptLogprobs(params, logprobs);
+            sampling.promptLogprobs(logprobs);
         }
+        SamplingParams params = sampling.build(props.maxLogprobs(), card.vocabSize());
         List<SamplingParams> perPrompt = new ArrayList<>(prompts.size());
         for (PromptInput p : prompts) {
-            perPrompt.add(params.withMaxTokens(ContextLimit.resolveMaxTokens(p.ids().length, params.maxTokens(), card.maxModelLen())));
+            perPrompt.add(sampling.maxTokens(ContextLimit.resolveMaxTokens(p.ids().length, params.maxTokens(), card.maxModelLen()))
+                    .build(props.maxLogprobs(), card.vocabSize()));
         }
         long created = System.currentTimeMillis() / 1000;
         Flux<ChoiceEvent> events = ChoiceFanOut.submit(engine, trace.id(), prompts.stream().map(PromptInput::ids).toList(),
@@ -82,12 +83,6 @@ public class CompletionsController {
         CompletionAssembler assembler = new CompletionAssembler(trace.id(), created, modelName, codec, n, echo, prompts,
                 logprobs != null, params.promptLogprobs() != null);
         return assembler.respond(events, stream, includeUsage, sse, trace, exchange.getResponse());
-    }
-
-    private static SamplingParams withPromptLogprobs(SamplingParams p, int n) {
-        return new SamplingParams(p.temperature(), p.topP(), p.topK(), p.minP(), p.seed(), p.presencePenalty(),
-                p.frequencyPenalty(), p.repetitionPenalty(), p.maxTokens(), p.minTokens(), p.stop(), p.stopTokenIds(),
-                p.ignoreEos(), p.logprobs(), n, p.includeStopStrInOutput(), p.skipSpecialTokens());
     }
 
     /** Builds responses and stream chunks from the choices' events. */

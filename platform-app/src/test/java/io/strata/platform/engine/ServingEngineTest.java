@@ -73,7 +73,7 @@ class ServingEngineTest {
     }
 
     private static SamplingParams seeded(int maxTokens, long seed) {
-        return new SamplingParams(0.8, 0.95, 0, 0, seed, 0, 0, 1, maxTokens, 0, List.of(), Set.of(), false, null, null, false, true);
+        return SamplingParams.builder().temperature(0.8).topP(0.95).seed(seed).maxTokens(maxTokens).build();
     }
 
     private int[] prompt(String text) {
@@ -170,8 +170,7 @@ class ServingEngineTest {
         // their common prefix.
         start(1.3, new EngineProperties(128, 8, 100, 1_000_000L, "fcfs", 64));
         int[] p = IntStream.range(0, 600).map(i -> 14 + (i * 37 + i / 5) % 1000).toArray();
-        SamplingParams scoring = new SamplingParams(0, 1, 0, 0, null, 0, 0, 1, 1, 0, List.of(), Set.of(), false,
-                null, 0, false, true);
+        SamplingParams scoring = SamplingParams.builder().temperature(0).maxTokens(1).promptLogprobs(0).build();
         GenerationEvent.Started alone = started(engine.submit(new GenerationRequest("alone", p, scoring, 0, "alone")));
         // both are queued while the engine is inside a slow step of a one-token request, so the next step
         // admits them together

@@ -13,8 +13,7 @@ import static org.assertj.core.api.Assertions.within;
 class SamplerTest {
 
     private static SamplingParams params(double temperature, double topP, int topK, double minP, Long seed) {
-        return new SamplingParams(temperature, topP, topK, minP, seed, 0, 0, 1, 16, 0, List.of(), Set.of(),
-                false, null, null, false, true);
+        return SamplingParams.builder().temperature(temperature).topP(topP).topK(topK).minP(minP).seed(seed).build();
     }
 
     private static float[] logits(float... v) {
@@ -131,13 +130,13 @@ class SamplerTest {
         h.addGenerated(0);
         h.addGenerated(0);
         // frequency 1.0 on token 0 (seen twice) lowers it by 2 -> token 1 wins greedily
-        SamplingParams freq = new SamplingParams(0, 1, 0, 0, null, 0, 1.0, 1, 16, 0, List.of(), Set.of(), false, null, null, false, true);
+        SamplingParams freq = SamplingParams.builder().temperature(0).frequencyPenalty(1.0).build();
         assertThat(s.sample(logits(3f, 1.5f, 0f), 0, freq, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
         // presence 2.0 lowers token 0 once by 2 -> 1.0 < 1.5
-        SamplingParams pres = new SamplingParams(0, 1, 0, 0, null, 2.0, 0, 1, 16, 0, List.of(), Set.of(), false, null, null, false, true);
+        SamplingParams pres = SamplingParams.builder().temperature(0).presencePenalty(2.0).build();
         assertThat(s.sample(logits(3f, 1.5f, 0f), 0, pres, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
         // repetition 2.0: token 0 (output) 3 -> 1.5, token 2 (prompt) 1.6 -> 0.8, token 1 untouched 1.55
-        SamplingParams rep = new SamplingParams(0, 1, 0, 0, null, 0, 0, 2.0, 16, 0, List.of(), Set.of(), false, null, null, false, true);
+        SamplingParams rep = SamplingParams.builder().temperature(0).repetitionPenalty(2.0).build();
         assertThat(s.sample(logits(3f, 1.55f, 1.6f), 0, rep, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
         // negative logits are multiplied, making them less likely still
         assertThat(s.sample(logits(-1f, -1.5f, -3f), 0, rep, h, new SplittableRandom(1), -1).token()).isEqualTo(1);
@@ -146,7 +145,7 @@ class SamplerTest {
     @Test
     void minTokensSuppressesEosAndStopTokens() {
         Sampler s = new Sampler(3);
-        SamplingParams p = new SamplingParams(0, 1, 0, 0, null, 0, 0, 1, 16, 2, List.of(), Set.of(2), false, null, null, false, true);
+        SamplingParams p = SamplingParams.builder().temperature(0).minTokens(2).stopTokenIds(Set.of(2)).build();
         TokenHistory h = new TokenHistory(new int[0]);
         assertThat(s.sample(logits(0f, 9f, 8f), 0, p, h, new SplittableRandom(1), 1).token()).isEqualTo(0);
         h.addGenerated(0);
@@ -158,7 +157,7 @@ class SamplerTest {
     void logprobsAreTheRawLogSoftmax() {
         Sampler s = new Sampler(3);
         float[] l = logits(1f, 2f, 3f);
-        SamplingParams p = new SamplingParams(0, 1, 0, 0, null, 0, 0, 1, 16, 0, List.of(), Set.of(), false, 2, null, false, true);
+        SamplingParams p = SamplingParams.builder().temperature(0).logprobs(2).build();
         SampledToken t = s.sample(l, 0, p, new TokenHistory(new int[0]), new SplittableRandom(1), -1);
         double z = Math.log(Math.exp(1) + Math.exp(2) + Math.exp(3));
         assertThat(t.token()).isEqualTo(2);
@@ -172,15 +171,17 @@ class SamplerTest {
 
     @Test
     void validationNamesTheParameter() {
-        assertThatThrownBy(() -> params(-1, 1, 0, 0, null).validate(20, 100))
+        assertThatThrownBy(() -> SamplingParams.builder().temperature(-1).build(20, 100))
                 .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("temperature"));
-        assertThatThrownBy(() -> params(1, 0, 0, 0, null).validate(20, 100))
+        assertThatThrownBy(() -> SamplingParams.builder().topP(0).build(20, 100))
                 .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("top_p"));
-        SamplingParams lp = new SamplingParams(1, 1, 0, 0, null, 0, 0, 1, 16, 0, List.of(), Set.of(), false, 21, null, false, true);
-        assertThatThrownBy(() -> lp.validate(20, 100))
+        assertThatThrownBy(() -> SamplingParams.builder().logprobs(21).build(20, 100))
                 .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("logprobs"));
-        SamplingParams stopIds = new SamplingParams(1, 1, 0, 0, null, 0, 0, 1, 16, 0, List.of(), Set.of(100), false, null, null, false, true);
-        assertThatThrownBy(() -> stopIds.validate(20, 100))
+        assertThatThrownBy(() -> SamplingParams.builder().stopTokenIds(Set.of(100)).build(20, 100))
                 .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("stop_token_ids"));
+        // min_tokens is checked against the output budget the request ends up with
+        assertThatThrownBy(() -> SamplingParams.builder().maxTokens(4).minTokens(5).build(20, 100))
+                .isInstanceOfSatisfying(SamplingParameterException.class, e -> assertThat(e.param()).isEqualTo("min_tokens"));
+        assertThat(SamplingParams.builder().maxTokens(8).minTokens(5).build(20, 100).minTokens()).isEqualTo(5);
     }
 }
