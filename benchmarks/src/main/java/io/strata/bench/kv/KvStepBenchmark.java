@@ -5,10 +5,10 @@ import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
 import io.strata.model.config.ReferenceModel;
 import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvCapacity;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.kv.PrefixMatch;
-import io.strata.platform.engine.kv.StepDemand;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Host-side KV bookkeeping per engine step for DeepSeek-V4-Flash (FP8 + FP4 layout):
  * <ul>
- *   <li>{@link #decodeStep}: 256 running requests at a long context each decode one token: plan the step's
- *       pages ({@code addDemand}/{@code fits}), {@code allocate}, then after the (absent) forward pass
+ *   <li>{@link #decodeStep}: 256 running requests at a long context each decode one token, as the scheduler
+ *       runs it: {@code allocate} (which checks the step's pages fit), then after the (absent) forward pass
  *       {@code appendToken} and {@code commit}, which releases window pages and publishes full blocks.</li>
  *   <li>{@link #prefillChunk}: one 8,192-token prefill chunk as the engine runs it ({@code allocate}, the
  *       best-effort {@code cacheBoundaryWindows} for its 31 inner boundaries, {@code commit}: hashing and
@@ -63,7 +63,6 @@ public class KvStepBenchmark {
 
         KvCacheManager manager;
         KvRequest[] running;
-        final StepDemand demand = new StepDemand();
 
         @Setup(Level.Iteration)
         public void setUp() {
@@ -94,25 +93,21 @@ public class KvStepBenchmark {
     }
 
     @Benchmark
-    public boolean decodeStep(Decode s) {
+    public long decodeStep(Decode s) {
         KvCacheManager m = s.manager;
         KvRequest[] rs = s.running;
-        StepDemand d = s.demand;
-        d.clear();
-        for (KvRequest r : rs) {
-            m.addDemand(r, 1, d);
-        }
-        boolean fits = m.fits(d);
         for (KvRequest r : rs) {
             if (!m.allocate(r, 1)) {
                 throw new IllegalStateException("pool exhausted");
             }
         }
+        long sum = 0;
         for (KvRequest r : rs) {
-            m.appendToken(r, (int) (r.computed() & 0xffff));
+            r.appendToken((int) (r.computed() & 0xffff));
             m.commit(r, 1);
+            sum += r.computed();
         }
-        return fits;
+        return sum;
     }
 
     /** Prefill: one request consuming a long prompt 8,192 positions per step. */
@@ -133,7 +128,7 @@ public class KvStepBenchmark {
         public void setUp() {
             // twice the exact peak of one request prefilled in chunks of this size, plus room for the boundary
             // windows of a chunk (41 pages each, best effort: they must all fit for the benchmark to measure them)
-            long[] d = new KvCacheManager(FLASH, new KvPoolSizes(0, 0, 0), true).peakDemand((long) chunk * CHUNKS, chunk);
+            long[] d = new KvCapacity(FLASH, new KvPoolSizes(0, 0, 0)).peakDemand((long) chunk * CHUNKS, chunk);
             int boundaryRoom = 64 * (chunk / 256);
             manager = new KvCacheManager(FLASH, new KvPoolSizes(Math.toIntExact(2 * d[0] + boundaryRoom),
                     Math.toIntExact(2 * d[1] + boundaryRoom), Math.toIntExact(2 * d[2])), true);
@@ -162,7 +157,7 @@ public class KvStepBenchmark {
         if (!m.allocate(s.request, s.chunk)) {
             throw new IllegalStateException("pool exhausted");
         }
-        if (m.cacheBoundaryWindows(s.request, s.chunk, 0) != s.chunk / 256 - 1) {
+        if (m.cacheBoundaryWindows(s.request, s.chunk) != s.chunk / 256 - 1) {
             throw new IllegalStateException("pools too small for the chunk's boundary windows");
         }
         m.commit(s.request, s.chunk);

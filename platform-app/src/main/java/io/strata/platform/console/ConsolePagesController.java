@@ -78,7 +78,7 @@ public class ConsolePagesController {
                               @RequestParam(required = false) Double memoryGib,
                               @RequestParam(required = false) Long targetContext) {
         return blocking(() -> {
-            ModelReport.Loaded loaded = ModelReport.loaded(engine.engine().model(), engine.kvManager());
+            ModelReport.Loaded loaded = ModelReport.loaded(engine.engine().model(), engine.kvCapacity());
             model.addAttribute("m", loaded);
             model.addAttribute("status", engine.engine().status());
             String planModel = plan == null ? (loaded.config() == null ? "flash" : "loaded") : plan;

@@ -10,7 +10,7 @@ import io.strata.model.config.ModelConfig;
 import io.strata.model.config.ModelConfigParser;
 import io.strata.model.config.ReferenceModel;
 import io.strata.platform.engine.ModelCard;
-import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvCapacity;
 import io.strata.platform.planner.CapacityPlanner;
 
 import java.nio.file.Path;
@@ -45,7 +45,7 @@ final class ModelReport {
     }
 
     /** The served model; {@code config} is null (and {@code error} set) when its config.json cannot be read. */
-    static Loaded loaded(ModelCard card, Optional<KvCacheManager> kv) {
+    static Loaded loaded(ModelCard card, Optional<KvCapacity> kv) {
         ModelConfig config;
         try {
             config = ModelConfigParser.parse(Path.of(card.root()).resolve("config.json"));
@@ -53,7 +53,7 @@ final class ModelReport {
             return new Loaded(card, null, "Cannot read " + card.root() + "/config.json: " + e.getMessage(), List.of(),
                     List.of(), List.of(), "");
         }
-        KvLayout layout = kv.map(KvCacheManager::layout)
+        KvLayout layout = kv.map(KvCapacity::layout)
                 .orElseGet(() -> KvLayout.of(KvModelShape.of(card.id(), config), KvPrecision.DEFAULT));
         List<Layer> layers = new ArrayList<>();
         for (LayerSpec l : config.schedule().layers()) {
@@ -83,10 +83,10 @@ final class ModelReport {
         return out;
     }
 
-    static List<Bucket> buckets(KvLayout layout, Optional<KvCacheManager> kv) {
+    static List<Bucket> buckets(KvLayout layout, Optional<KvCapacity> kv) {
         List<Bucket> out = new ArrayList<>();
         for (BucketLayout b : layout.buckets()) {
-            Long pages = kv.map(m -> m.usage(b.bucket()).total()).orElse(null);
+            Long pages = kv.map(c -> c.pages(b.bucket())).orElse(null);
             out.add(new Bucket(b.bucket().metricName(), b.rowBytes(), pages, pages == null ? null : pages * b.rowBytes()));
         }
         return out;

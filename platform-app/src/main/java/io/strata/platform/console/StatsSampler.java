@@ -117,9 +117,9 @@ public class StatsSampler implements SmartLifecycle {
 
     private LiveStats.Prefix prefix(MeterReadings m) {
         Double cachedShare = m.promptTokens() == 0 ? null : (double) m.cachedTokens() / m.promptTokens();
-        Optional<KvCacheStats> kv = engine.prefixStats();
+        Optional<KvCacheStats.Reading> kv = engine.prefixStats();
         if (kv.isPresent()) {
-            KvCacheStats s = kv.get();
+            KvCacheStats.Reading s = kv.get();
             long q = s.queries();
             long h = s.hits();
             return new LiveStats.Prefix(s.requestsInWindow() == 0 ? null : s.hitRateLastRequests(), s.requestsInWindow(),

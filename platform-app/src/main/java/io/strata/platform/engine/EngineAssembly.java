@@ -65,11 +65,11 @@ final class EngineAssembly {
         }
         executor.allocateKv(layout, pages);
         KvCacheManager manager = new KvCacheManager(layout, sizes, kvProps.prefixCaching());
-        new KvCacheMetrics(manager).bindTo(registry);
-        ManagedKvCache kv = new ManagedKvCache(manager);
         log.info("Serving {} on backend '{}': weights {} MiB, KV pools {} (budget {} MiB)", model.card().id(),
                 backend.pluginId(), executor.weightBytes() >> 20, pages, budget >> 20);
-        return new ServingEngine(model.card(), codec, props, kv, new BackendStepExecutor(executor, kv), registry,
-                executor::close);
+        ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(executor),
+                registry, executor::close);
+        new KvCacheMetrics(layout, manager.stats(), engine::kvUsage).bindTo(registry);
+        return engine;
     }
 }

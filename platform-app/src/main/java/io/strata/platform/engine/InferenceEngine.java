@@ -2,6 +2,8 @@ package io.strata.platform.engine;
 
 import reactor.core.publisher.Flux;
 
+import java.util.Optional;
+
 /** The engine as the API sees it. */
 public interface InferenceEngine extends AutoCloseable {
 
@@ -19,6 +21,19 @@ public interface InferenceEngine extends AutoCloseable {
     EngineStatus status();
 
     record EngineStatus(boolean up, String detail) {
+    }
+
+    /**
+     * The latest state the engine thread published (counts, KV pages, requests in flight); empty for an
+     * engine without a loop (no model loaded). Any thread.
+     */
+    default Optional<EngineSnapshot> snapshot() {
+        return Optional.empty();
+    }
+
+    /** Aborts every choice of a request by id, from any thread; false when none is in flight. */
+    default boolean abort(String requestId) {
+        return false;
     }
 
     /** Stops serving; what is still running finishes with reason ABORT. */

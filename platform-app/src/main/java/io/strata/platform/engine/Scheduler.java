@@ -1,5 +1,9 @@
 package io.strata.platform.engine;
 
+import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvRequest;
+import io.strata.platform.engine.kv.PrefixMatch;
+
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -17,10 +21,11 @@ import java.util.List;
  * unless something was preempted in this step. When pages run out, the newest running sequence (or
  * the lowest-priority one under the priority policy) is preempted: its pages are freed, its progress
  * forgotten, and it goes back to the front of the queue to be recomputed (its blocks stay cached, so
- * the recompute usually starts with a prefix hit).
+ * the recompute usually starts with a prefix hit). It talks to the {@link KvCacheManager} directly, with
+ * each sequence's own {@link KvRequest}.
  */
 final class Scheduler {
-    private final KvCache kv;
+    private final KvCacheManager kv;
     private int tokenBudget;
     private int maxNumSeqs;
     private final boolean priority;
@@ -29,7 +34,7 @@ final class Scheduler {
     private final List<Sequence> running = new ArrayList<>();
     private long preemptionsTotal;
 
-    Scheduler(KvCache kv, int tokenBudget, int maxNumSeqs, boolean priority, int chunkCap) {
+    Scheduler(KvCacheManager kv, int tokenBudget, int maxNumSeqs, boolean priority, int chunkCap) {
         this.kv = kv;
         this.chunkCap = chunkCap > 0 ? chunkCap : Integer.MAX_VALUE;
         this.tokenBudget = tokenBudget;
@@ -41,7 +46,7 @@ final class Scheduler {
      * The step's plan: chunks to run, sequences preempted while planning it, and sequences the pools can
      * never hold (alone and still short of pages), which the engine fails instead of retrying forever.
      */
-    record Plan(List<StepExecutor.Chunk> chunks, List<Sequence> preempted, List<Sequence> unservable) {
+    record Plan(List<StepRunner.Chunk> chunks, List<Sequence> preempted, List<Sequence> unservable) {
         boolean isEmpty() {
             return chunks.isEmpty();
         }
@@ -89,13 +94,12 @@ final class Scheduler {
         if (!running.remove(seq)) {
             waiting.remove(seq);
         }
-        kv.free(seq);
-        seq.status = Sequence.Status.FINISHED;
+        kv.free(seq.kv);
     }
 
     Plan schedule() {
         int budget = tokenBudget;
-        List<StepExecutor.Chunk> chunks = new ArrayList<>();
+        List<StepRunner.Chunk> chunks = new ArrayList<>();
         List<Sequence> preempted = new ArrayList<>();
         List<Sequence> unservable = new ArrayList<>();
         Set<Sequence> scheduled = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -103,16 +107,16 @@ final class Scheduler {
             if (budget <= 0) {
                 break;
             }
-            if (seq.status != Sequence.Status.RUNNING) {
+            if (seq.state() != KvRequest.State.RUNNING) {
                 continue; // preempted earlier in this step
             }
-            int numNew = Math.min(Math.min(seq.length() - seq.numComputed, budget), chunkCap);
+            int numNew = Math.min(Math.min(seq.length() - seq.numComputed(), budget), chunkCap);
             if (numNew <= 0) {
                 continue;
             }
             boolean ok = false;
             while (true) {
-                if (kv.allocate(seq, numNew)) {
+                if (kv.allocate(seq.kv, numNew)) {
                     ok = true;
                     break;
                 }
@@ -141,19 +145,19 @@ final class Scheduler {
             admit(budget, chunks, unservable);
         }
         // only now, with every chunk of the step holding its pages: what is left may keep boundary windows
-        for (StepExecutor.Chunk c : chunks) {
+        for (StepRunner.Chunk c : chunks) {
             if (c.count() > 1) {
-                kv.cacheBoundaries(c.seq(), c.count());
+                kv.cacheBoundaryWindows(c.seq().kv, c.count());
             }
         }
         return new Plan(chunks, preempted, unservable);
     }
 
-    private void admit(int budget, List<StepExecutor.Chunk> chunks, List<Sequence> unservable) {
+    private void admit(int budget, List<StepRunner.Chunk> chunks, List<Sequence> unservable) {
         while (budget > 0 && !waiting.isEmpty() && running.size() < maxNumSeqs) {
             Sequence seq = waiting.peekFirst();
-            int computeFrom = kv.admit(seq);
-            if (computeFrom < 0) {
+            PrefixMatch hit = kv.match(seq.kv, seq.logitsNeededFrom());
+            if (!kv.canAdmit(seq.kv, hit)) {
                 if (running.isEmpty() && chunks.isEmpty()) {
                     // empty pools and it still does not fit
                     waiting.pollFirst();
@@ -162,19 +166,17 @@ final class Scheduler {
                 }
                 break; // FCFS: nobody overtakes the head of the queue
             }
-            seq.numComputed = computeFrom;
+            kv.admit(seq.kv, hit);
             if (!seq.admittedOnce) {
-                seq.cachedTokens = computeFrom;
+                seq.cachedTokens = Math.toIntExact(hit.computeFrom());
             }
-            int numNew = Math.min(Math.min(seq.length() - seq.numComputed, budget), chunkCap);
-            if (!kv.allocate(seq, numNew)) {
-                kv.release(seq);
-                seq.numComputed = 0;
+            int numNew = Math.min(Math.min(seq.length() - seq.numComputed(), budget), chunkCap);
+            if (!kv.allocate(seq.kv, numNew)) {
+                kv.unadmit(seq.kv);
                 break;
             }
             waiting.pollFirst();
             seq.admittedOnce = true;
-            seq.status = Sequence.Status.RUNNING;
             if (seq.firstScheduledNanos == 0) {
                 seq.firstScheduledNanos = System.nanoTime();
             }
@@ -184,11 +186,11 @@ final class Scheduler {
         }
     }
 
-    private StepExecutor.Chunk chunk(Sequence seq, int numNew) {
-        boolean ends = seq.numComputed + numNew == seq.length();
-        StepExecutor.LogitsWanted wanted = seq.wantsPromptLogprobs() ? StepExecutor.LogitsWanted.ALL
-                : ends ? StepExecutor.LogitsWanted.LAST : StepExecutor.LogitsWanted.NONE;
-        return new StepExecutor.Chunk(seq, seq.numComputed, numNew, wanted);
+    private StepRunner.Chunk chunk(Sequence seq, int numNew) {
+        boolean ends = seq.numComputed() + numNew == seq.length();
+        StepRunner.LogitsWanted wanted = seq.wantsPromptLogprobs() ? StepRunner.LogitsWanted.ALL
+                : ends ? StepRunner.LogitsWanted.LAST : StepRunner.LogitsWanted.NONE;
+        return new StepRunner.Chunk(seq, seq.numComputed(), numNew, wanted);
     }
 
     /** Newest running sequence not yet in this step (vLLM pops the last admitted); by priority when on. */
@@ -210,10 +212,7 @@ final class Scheduler {
 
     private void preempt(Sequence seq) {
         running.remove(seq);
-        kv.release(seq);
-        seq.numComputed = 0;
-        seq.status = Sequence.Status.WAITING;
-        seq.preemptions++;
+        kv.preempt(seq.kv);
         preemptionsTotal++;
         if (seq.promptLogprobs != null && seq.promptLogprobs.size() < seq.promptLength) {
             seq.promptLogprobs.subList(1, seq.promptLogprobs.size()).clear();
@@ -239,8 +238,7 @@ final class Scheduler {
     }
 
     /** Marks the planned tokens computed (called after the step succeeded). */
-    void advance(StepExecutor.Chunk c) {
-        c.seq().numComputed += c.count();
-        kv.committed(c.seq(), c.count());
+    void advance(StepRunner.Chunk c) {
+        kv.commit(c.seq().kv, c.count());
     }
 }

@@ -1,5 +1,6 @@
 package io.strata.platform.engine;
 
+import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.SamplingParams;
 import io.strata.platform.engine.sampling.StopStringMatcher;
@@ -7,16 +8,16 @@ import io.strata.platform.engine.sampling.TokenHistory;
 import reactor.core.publisher.Sinks;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * One choice inside the engine. Everything but {@link #abortRequested} is touched only by the engine
- * thread. Tokens are prompt followed by output; after a preemption all of them are recomputed.
+ * One choice inside the engine: the request's one record. Its tokens, computed positions, lifecycle and
+ * preemptions live in its {@link KvRequest} (created at submit; the KV manager changes it), the sampling and
+ * streaming state here. Everything but {@link #abortRequested} is touched only by the engine thread. Tokens
+ * are prompt followed by output; after a preemption all of them are recomputed.
  */
 public final class Sequence {
-    public enum Status { WAITING, RUNNING, FINISHED }
 
     final String id;
     final long arrivalNanos;
@@ -30,15 +31,12 @@ public final class Sequence {
     final TextCodec.IncrementalDecoder decoder;
     final StopStringMatcher stops;
     final Sinks.Many<GenerationEvent> sink;
+    /** Tokens, computed positions, state, preemptions and page tables. */
+    final KvRequest kv;
     volatile boolean abortRequested;
 
-    private int[] tokens;
-    private int length;
-    int numComputed;
     int cachedTokens = -1;
-    Status status = Status.WAITING;
     boolean admittedOnce;
-    int preemptions;
     long firstScheduledNanos;
     long firstTokenNanos;
     long lastTokenNanos;
@@ -46,10 +44,8 @@ public final class Sequence {
     boolean startedSent;
     boolean finishedSent;
     boolean queueRecorded;
-    /** Opaque per-sequence state of the KV cache (block tables); owned by the {@link KvCache}. */
-    Object kvState;
 
-    Sequence(String id, long seqNo, int[] prompt, SamplingParams params, int priority, String cacheSalt,
+    Sequence(String id, long seqNo, KvRequest kv, SamplingParams params, int priority, String cacheSalt,
              TextCodec codec, long fallbackSeed) {
         this.id = id;
         this.seqNo = seqNo;
@@ -57,9 +53,9 @@ public final class Sequence {
         this.priority = priority;
         this.cacheSalt = cacheSalt;
         this.params = params;
+        this.kv = kv;
+        int[] prompt = kv.tokens(0, kv.tokenCount());
         this.promptLength = prompt.length;
-        this.tokens = Arrays.copyOf(prompt, prompt.length + Math.min(params.maxTokens(), 256));
-        this.length = prompt.length;
         this.rng = new SplittableRandom(params.seed() != null ? params.seed() : fallbackSeed);
         this.history = new TokenHistory(prompt);
         this.decoder = codec.newDecoder(params.skipSpecialTokens());
@@ -77,21 +73,16 @@ public final class Sequence {
 
     /** Prompt + generated tokens. */
     public int length() {
-        return length;
+        return kv.tokenCount();
     }
 
     public int token(int i) {
-        return tokens[i];
+        return kv.token(i);
     }
 
     /** A copy of tokens [from, to). */
     public int[] tokens(int from, int to) {
-        return Arrays.copyOfRange(tokens, from, to);
-    }
-
-    /** The backing array (read-only for callers; valid up to {@link #length()}). */
-    int[] tokenArray() {
-        return tokens;
+        return kv.tokens(from, to);
     }
 
     public int promptLength() {
@@ -99,23 +90,25 @@ public final class Sequence {
     }
 
     public int outputLength() {
-        return length - promptLength;
+        return length() - promptLength;
     }
 
+    /** Positions whose KV is written. */
     public int numComputed() {
-        return numComputed;
+        return (int) kv.computed();
+    }
+
+    /** The KV record (page tables, sharing bounds) a step's block tables are built from. */
+    public KvRequest kv() {
+        return kv;
     }
 
     public String cacheSalt() {
         return cacheSalt;
     }
 
-    public Object kvState() {
-        return kvState;
-    }
-
-    public void kvState(Object state) {
-        this.kvState = state;
+    KvRequest.State state() {
+        return kv.state();
     }
 
     boolean wantsPromptLogprobs() {
@@ -128,19 +121,16 @@ public final class Sequence {
      * and a cache hit never covers it).
      */
     int logitsNeededFrom() {
-        return wantsPromptLogprobs() ? promptLogprobs.size() - 1 : length;
+        return wantsPromptLogprobs() ? promptLogprobs.size() - 1 : length();
     }
 
     void append(int token) {
-        if (length == tokens.length) {
-            tokens = Arrays.copyOf(tokens, Math.max(tokens.length * 2, 16));
-        }
-        tokens[length++] = token;
+        kv.appendToken(token);
         history.addGenerated(token);
     }
 
     /** Queued prompt tokens not yet prefilled (for {@code max-queued-tokens}). */
     int pendingPrefill() {
-        return Math.max(0, promptLength - numComputed);
+        return Math.max(0, promptLength - numComputed());
     }
 }

@@ -1,6 +1,13 @@
 package io.strata.platform.engine;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.kv.BucketLayout;
+import io.strata.kv.KindGroup;
+import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvCacheStats;
+import io.strata.platform.engine.kv.KvRequest;
+import io.strata.platform.engine.kv.KvUsage;
+import io.strata.platform.engine.kv.PageTable;
 import io.strata.platform.engine.sampling.Logprobs;
 import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.Sampler;
@@ -10,7 +17,11 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +33,8 @@ import java.util.concurrent.locks.LockSupport;
  * The engine: one platform thread runs the loop (schedule → backend step → sample → stream), so Reactor
  * threads never block on model work. Requests and aborts reach it through a lock-free inbox. A backend
  * failure fails the sequences of that step only; three failed steps in a row mark the backend unusable
- * (health DOWN, new requests 503).
+ * (health DOWN, new requests 503). After every step the loop publishes an {@link EngineSnapshot}; other
+ * threads read the engine only through it.
  */
 public final class ServingEngine implements InferenceEngine, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ServingEngine.class);
@@ -42,8 +54,8 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
     /** Limits saved while running, taken by the engine thread before its next step. */
     private final java.util.concurrent.atomic.AtomicReference<EngineProperties> pendingLimits =
             new java.util.concurrent.atomic.AtomicReference<>();
-    private final KvCache kv;
-    private final StepExecutor executor;
+    private final KvCacheManager kv;
+    private final StepRunner executor;
     private final Scheduler scheduler;
     private final Sampler sampler;
     private final EngineMetrics metrics;
@@ -60,13 +72,15 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
     private volatile int waitingGauge;
     private volatile double kvUsageGauge;
     private volatile long stepsCompleted;
+    private volatile EngineSnapshot snapshot;
+    private long requestsBuiltAt;
     private int consecutiveFailures;
     private final AutoCloseable onClose;
 
     /**
      * @param onClose releases the backend's model (weights, KV pools) after the loop stopped
      */
-    public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCache kv, StepExecutor executor,
+    public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCacheManager kv, StepRunner executor,
                          MeterRegistry registry, AutoCloseable onClose) {
         this.onClose = onClose;
         this.model = model;
@@ -78,6 +92,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
                 props.longPrefillTokenThreshold());
         this.sampler = new Sampler(executor.vocab());
         this.metrics = new EngineMetrics(registry, model.id(), () -> runningGauge, () -> waitingGauge, () -> kvUsageGauge);
+        this.snapshot = new EngineSnapshot(0, 0, 0, kv.capacity(), kv.usage(), KvCacheStats.Reading.NONE, List.of());
         this.thread = Thread.ofPlatform().name("strata-engine").daemon().start(this::loop);
     }
 
@@ -96,12 +111,15 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         return status;
     }
 
-    /** Page accounting, for tests and the load test's leak check (read from any thread; approximate while busy). */
-    public KvCache.Usage kvUsage() {
-        return kvSnapshot;
+    /** Page accounting as of the latest published snapshot (any thread; a step behind while busy). */
+    public KvUsage kvUsage() {
+        return snapshot.kv();
     }
 
-    private volatile KvCache.Usage kvSnapshot = new KvCache.Usage(0, 0, 0, 0);
+    @Override
+    public Optional<EngineSnapshot> snapshot() {
+        return Optional.of(snapshot);
+    }
 
     public int runningCount() {
         return runningGauge;
@@ -120,14 +138,9 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         return stepsCompleted;
     }
 
-    /** The KV cache the engine schedules on (the console reads its pools; never call it off the engine thread to change anything). */
-    public KvCache kvCache() {
-        return kv;
-    }
-
-    /** Choices queued or running, for the admin console (read-only views, plus abort by request id). */
-    public LiveSequences liveSequences() {
-        return live;
+    @Override
+    public boolean abort(String requestId) {
+        return live.abort(requestId);
     }
 
     @Override
@@ -138,7 +151,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         EngineProperties limits = props;
         int prompt = request.promptTokens().length;
         int total = prompt + request.params().maxTokens();
-        if (!kv.canEverFit(total, limits.chunkLimit())) {
+        if (!kv.capacity().canEverFit(total, limits.chunkLimit())) {
             throw new io.strata.platform.engine.sampling.SamplingParameterException("max_tokens", "prompt + max_tokens = "
                     + total + " tokens is more than the KV cache of this server can hold for one sequence; lower max_tokens");
         }
@@ -157,7 +170,8 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         synchronized (seeds) {
             fallbackSeed = seeds.nextLong();
         }
-        Sequence seq = new Sequence(request.requestId(), seqNo.incrementAndGet(), request.promptTokens(),
+        KvRequest kvRecord = kv.newRequest(request.requestId(), request.promptTokens(), request.cacheSalt());
+        Sequence seq = new Sequence(request.requestId(), seqNo.incrementAndGet(), kvRecord,
                 request.params(), request.priority(), request.cacheSalt(), codec, fallbackSeed);
         Submission submission = new Submission() {
             @Override
@@ -240,7 +254,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
                     }
                 }
                 case Command.Abort a -> {
-                    if (a.seq().status != Sequence.Status.FINISHED) {
+                    if (a.seq().state() != KvRequest.State.FINISHED) {
                         finish(a.seq(), FinishReason.ABORT, null, null);
                     }
                 }
@@ -262,16 +276,16 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
             return;
         }
-        for (StepExecutor.Chunk c : plan.chunks()) {
+        for (StepRunner.Chunk c : plan.chunks()) {
             Sequence s = c.seq();
             if (!s.queueRecorded) {
                 s.queueRecorded = true;
                 metrics.queued(s.firstScheduledNanos - s.arrivalNanos);
             }
         }
-        StepExecutor.Output out;
+        StepRunner.Output out;
         int tokens = 0;
-        for (StepExecutor.Chunk c : plan.chunks()) {
+        for (StepRunner.Chunk c : plan.chunks()) {
             tokens += c.count();
         }
         try {
@@ -288,7 +302,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
                         + " steps in a row; last error: " + e.getMessage());
                 log.error("Backend marked unusable: {}", status.detail());
             }
-            for (StepExecutor.Chunk c : plan.chunks()) {
+            for (StepRunner.Chunk c : plan.chunks()) {
                 finish(c.seq(), FinishReason.ERROR, null, "backend error: " + e.getMessage());
             }
             if (down) {
@@ -302,7 +316,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         stepsCompleted++;
         int vocab = out.vocab();
         int row = 0;
-        for (StepExecutor.Chunk c : plan.chunks()) {
+        for (StepRunner.Chunk c : plan.chunks()) {
             Sequence s = c.seq();
             scheduler.advance(c);
             int lastRow = -1;
@@ -320,7 +334,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
                     }
                 }
             }
-            if (s.status == Sequence.Status.FINISHED || s.numComputed < s.length()) {
+            if (s.state() == KvRequest.State.FINISHED || s.numComputed() < s.length()) {
                 continue;
             }
             if (!s.startedSent) {
@@ -347,7 +361,6 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         metrics.generated();
         int token = t.token();
         s.append(token);
-        kv.appendToken(s, token);
         List<SampledToken> lps = t.hasLogprob() ? List.of(t) : null;
         boolean eos = token == codec.eosTokenId() && !s.params.ignoreEos();
         boolean stopToken = s.params.stopTokenIds().contains(token);
@@ -389,12 +402,54 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         s.sink.tryEmitComplete();
     }
 
+    /** Publishes the gauges and a new {@link EngineSnapshot} (engine thread). */
     private void publishGauges() {
         runningGauge = scheduler.runningCount();
         waitingGauge = scheduler.waitingCount();
-        KvCache.Usage u = kv.usage();
-        kvSnapshot = u;
+        KvUsage u = kv.usage();
         kvUsageGauge = u.usedFraction();
+        long now = System.nanoTime();
+        List<EngineSnapshot.Request> requests = snapshot.requests();
+        if (now - requestsBuiltAt >= EngineSnapshot.REQUESTS_EVERY_NANOS) {
+            requests = requestViews();
+            requestsBuiltAt = now;
+        }
+        snapshot = new EngineSnapshot(stepsCompleted, runningGauge, waitingGauge, kv.capacity(), u, kv.stats().reading(),
+                requests);
+    }
+
+    private List<EngineSnapshot.Request> requestViews() {
+        List<Sequence> all = new ArrayList<>();
+        scheduler.all().forEach(all::add);
+        all.sort(Comparator.comparingLong(s -> s.seqNo));
+        List<KindGroup> groups = kv.layout().groups();
+        List<EngineSnapshot.Request> out = new ArrayList<>(all.size());
+        for (Sequence s : all) {
+            KvRequest r = s.kv();
+            String phase = switch (r.state()) {
+                case WAITING -> "waiting";
+                case PREEMPTED -> "preempted";
+                case RUNNING -> r.computed() < s.promptLength() ? "prefill" : "decode";
+                case FINISHED -> "finishing";
+            };
+            Map<String, Integer> pages = new LinkedHashMap<>();
+            for (BucketLayout b : kv.layout().buckets()) {
+                pages.put(b.bucket().metricName(), 0);
+            }
+            for (KindGroup g : groups) {
+                PageTable t = r.table(g.id());
+                int held = 0;
+                for (int i = 0, n = t.size(); i < n; i++) {
+                    if (t.at(i) >= 0) {
+                        held++;
+                    }
+                }
+                pages.merge(g.bucket().metricName(), held, Integer::sum);
+            }
+            out.add(new EngineSnapshot.Request(s.id, phase, s.promptLength(), Math.max(0, s.cachedTokens),
+                    Math.max(0, s.outputLength()), s.numComputed(), r.preemptions(), s.arrivalNanos, pages));
+        }
+        return out;
     }
 
     /** Stops the loop; everything still queued or running finishes with reason ABORT. */

@@ -48,7 +48,7 @@ public final class PrefillTransient {
     private static long usedBytes(KvCacheManager m, KvLayout layout) {
         long sum = 0;
         for (BucketLayout b : layout.buckets()) {
-            sum += m.usage(b.bucket()).used() * b.rowBytes();
+            sum += m.usage().bucket(b.bucket()).used() * b.rowBytes();
         }
         return sum;
     }

@@ -1,8 +1,7 @@
 package io.strata.platform.api;
 
-import io.strata.platform.engine.ScriptedExecutor;
+import io.strata.platform.engine.ScriptedStepRunner;
 import io.strata.platform.engine.ServingEngine;
-import io.strata.platform.engine.ManagedKvCache;
 import io.strata.platform.keys.ApiKeyService;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.junit.jupiter.api.AfterEach;
@@ -41,9 +40,7 @@ class OpenAiApiContractTest {
     @Autowired
     ServingEngine engine;
     @Autowired
-    ManagedKvCache kv;
-    @Autowired
-    ScriptedExecutor executor;
+    ScriptedStepRunner executor;
     @Autowired
     ObjectMapper json;
     @Autowired
@@ -66,11 +63,11 @@ class OpenAiApiContractTest {
     @AfterEach
     void noLeak() throws InterruptedException {
         awaitIdle();
-        assertThat(kv.usage().allFreeOrCached()).as("every page free or cached after all requests ended: " + kv.usage()).isTrue();
+        assertThat(engine.kvUsage().allFreeOrCached()).as("every page free or cached after all requests ended: " + engine.kvUsage()).isTrue();
     }
 
     private void awaitIdle() throws InterruptedException {
-        for (int i = 0; i < 500 && (engine.inFlight() > 0 || kv.usage().usedPages() > 0); i++) {
+        for (int i = 0; i < 500 && (engine.inFlight() > 0 || engine.kvUsage().usedPages() > 0); i++) {
             Thread.sleep(10);
         }
     }
@@ -496,12 +493,12 @@ class OpenAiApiContractTest {
             Thread.sleep(10);
         }
         assertThat(first.get()).isNotNull();
-        assertThat(kv.usage().usedPages()).isPositive();
+        assertThat(engine.kvUsage().usedPages()).isPositive();
         d.dispose();
-        for (int i = 0; i < 500 && kv.usage().usedPages() > 0; i++) {
+        for (int i = 0; i < 500 && engine.kvUsage().usedPages() > 0; i++) {
             Thread.sleep(10);
         }
-        assertThat(kv.usage().usedPages()).isZero();
+        assertThat(engine.kvUsage().usedPages()).isZero();
         assertThat(engine.inFlight()).isZero();
         executor.stepDelay(0);
     }

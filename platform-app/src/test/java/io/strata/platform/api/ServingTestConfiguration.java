@@ -4,14 +4,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.platform.engine.EngineProperties;
 import io.strata.platform.engine.InferenceEngine;
 import io.strata.platform.engine.ModelCard;
-import io.strata.platform.engine.ScriptedExecutor;
+import io.strata.platform.engine.ScriptedStepRunner;
 import io.strata.platform.engine.ServingEngine;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
 import io.strata.model.config.ModelConfig;
 import io.strata.model.config.ModelConfigParser;
-import io.strata.platform.engine.ManagedKvCache;
 import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.engine.TokenizerCodec;
@@ -43,22 +42,22 @@ public class ServingTestConfiguration {
     }
 
     @Bean
-    ManagedKvCache testKv() throws java.io.IOException {
+    KvCacheManager testKv() throws java.io.IOException {
         ModelConfig config = ModelConfigParser.parse(modelDir().resolve("config.json"));
         KvLayout layout = KvLayout.of(KvModelShape.of("dsv4-tiny-stable", config), KvPrecision.DEFAULT);
         long[] d = KvPoolSizes.demand(layout, MAX_MODEL_LEN);
         KvPoolSizes sizes = new KvPoolSizes((int) d[0] * FULL_SEQUENCES, (int) d[1] * FULL_SEQUENCES, (int) d[2] * FULL_SEQUENCES);
-        return new ManagedKvCache(new KvCacheManager(layout, sizes, true));
+        return new KvCacheManager(layout, sizes, true);
     }
 
     @Bean
-    ScriptedExecutor scriptedExecutor(ModelTokenizer tokenizer) {
-        return new ScriptedExecutor(1024, 14, tokenizer.specialTokens().eos());
+    ScriptedStepRunner scriptedExecutor(ModelTokenizer tokenizer) {
+        return new ScriptedStepRunner(1024, 14, tokenizer.specialTokens().eos());
     }
 
     @Bean(destroyMethod = "close")
     @Primary
-    ServingEngine testEngine(ModelTokenizer tokenizer, ManagedKvCache kv, ScriptedExecutor executor, MeterRegistry registry) {
+    ServingEngine testEngine(ModelTokenizer tokenizer, KvCacheManager kv, ScriptedStepRunner executor, MeterRegistry registry) {
         EngineProperties props = new EngineProperties(64, 8, 6, 4000L, "fcfs");
         return new ServingEngine(new ModelCard("dsv4-tiny-stable", "models/dsv4-tiny-stable", MAX_MODEL_LEN, 1024,
                 1_700_000_000L), new TokenizerCodec(tokenizer), props, kv, executor, registry, () -> { });

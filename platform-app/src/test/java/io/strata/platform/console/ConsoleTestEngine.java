@@ -7,9 +7,8 @@ import io.strata.kv.KvPrecision;
 import io.strata.model.config.ModelConfig;
 import io.strata.model.config.ModelConfigParser;
 import io.strata.platform.engine.EngineProperties;
-import io.strata.platform.engine.ManagedKvCache;
 import io.strata.platform.engine.ModelCard;
-import io.strata.platform.engine.ScriptedExecutor;
+import io.strata.platform.engine.ScriptedStepRunner;
 import io.strata.platform.engine.ServingEngine;
 import io.strata.platform.engine.TokenizerCodec;
 import io.strata.platform.engine.kv.KvCacheManager;
@@ -23,8 +22,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * The real engine loop, scheduler, sampler and tokenizer over the real hybrid KV cache manager and the
- * engine's own adapter to it (the tiny
+ * The real engine loop, scheduler, sampler and tokenizer over the real hybrid KV cache manager (the tiny
  * model's layout: 3 C4A + 2 C128A + 2 window-only layers incl. MTP), with a scripted model that takes
  * {@link #STEP_MILLIS} per step so requests stay visible in the console for a few seconds. Pools hold
  * about {@link #POOL_REQUESTS} requests of {@link #POOL_CONTEXT} tokens, so a small load moves the bars.
@@ -54,8 +52,8 @@ public class ConsoleTestEngine {
     }
 
     @Bean
-    ScriptedExecutor consoleTestExecutor(ModelTokenizer tokenizer) {
-        ScriptedExecutor executor = new ScriptedExecutor(1024, 14, tokenizer.specialTokens().eos());
+    ScriptedStepRunner consoleTestExecutor(ModelTokenizer tokenizer) {
+        ScriptedStepRunner executor = new ScriptedStepRunner(1024, 14, tokenizer.specialTokens().eos());
         executor.stepDelay(STEP_MILLIS);
         return executor;
     }
@@ -67,10 +65,10 @@ public class ConsoleTestEngine {
      */
     @Bean(destroyMethod = "close")
     @Primary
-    ServingEngine consoleTestEngine(ModelTokenizer tokenizer, ScriptedExecutor executor, MeterRegistry registry,
+    ServingEngine consoleTestEngine(ModelTokenizer tokenizer, ScriptedStepRunner executor, MeterRegistry registry,
                                     EngineProperties props) throws IOException {
         // the application's limits, as the production engine takes them (the Settings page shows these)
         return new ServingEngine(new ModelCard("dsv4-tiny-stable", modelDir().toString(), MAX_MODEL_LEN, 1024,
-                1_700_000_000L), new TokenizerCodec(tokenizer), props, new ManagedKvCache(kvManager()), executor, registry, () -> { });
+                1_700_000_000L), new TokenizerCodec(tokenizer), props, kvManager(), executor, registry, () -> { });
     }
 }

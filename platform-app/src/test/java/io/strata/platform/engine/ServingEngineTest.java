@@ -7,6 +7,7 @@ import io.strata.kv.KvPrecision;
 import io.strata.model.config.ModelConfig;
 import io.strata.model.config.ModelConfigParser;
 import io.strata.platform.engine.kv.KvCacheManager;
+import io.strata.platform.engine.kv.KvCapacity;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.engine.sampling.SamplingParams;
 import io.strata.platform.tokenizer.ModelTokenizer;
@@ -33,8 +34,8 @@ class ServingEngineTest {
     private static KvLayout layout;
 
     private ServingEngine engine;
-    private ManagedKvCache kv;
-    private ScriptedExecutor executor;
+    private KvCacheManager kv;
+    private ScriptedStepRunner executor;
     private SimpleMeterRegistry registry;
 
     @BeforeAll
@@ -58,11 +59,11 @@ class ServingEngineTest {
 
     private void start(double sequencesOf1024, EngineProperties props) {
         // the exact peak of one 1,024-token sequence under this scheduler's chunking
-        long[] d = new KvCacheManager(layout, new KvPoolSizes(0, 0, 0), true).peakDemand(1024, props.chunkLimit());
+        long[] d = new KvCapacity(layout, new KvPoolSizes(0, 0, 0)).peakDemand(1024, props.chunkLimit());
         KvPoolSizes sizes = new KvPoolSizes((int) Math.ceil(d[0] * sequencesOf1024), (int) Math.ceil(d[1] * sequencesOf1024),
                 (int) Math.ceil(d[2] * sequencesOf1024));
-        kv = new ManagedKvCache(new KvCacheManager(layout, sizes, true));
-        executor = new ScriptedExecutor(1024, 14, tokenizer.specialTokens().eos());
+        kv = new KvCacheManager(layout, sizes, true);
+        executor = new ScriptedStepRunner(1024, 14, tokenizer.specialTokens().eos());
         registry = new SimpleMeterRegistry();
         engine = new ServingEngine(new ModelCard("tiny", MODEL.toString(), 2048, 1024, 0), new TokenizerCodec(tokenizer),
                 props, kv, executor, registry, () -> { });

@@ -7,10 +7,13 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.strata.kv.BucketLayout;
 import io.strata.kv.KindLayout;
 
+import io.strata.kv.KvLayout;
+
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Publishes a {@link KvCacheManager} to Micrometer (and so to {@code /actuator/prometheus}). Names, with
+ * Publishes the KV cache to Micrometer (and so to {@code /actuator/prometheus}). Names, with
  * their Prometheus form and the closest vLLM metric:
  * <ul>
  *   <li>{@code strata.kv.pages{bucket,state=total|used|cached|free}} → {@code strata_kv_pages}; vLLM has only
@@ -28,27 +31,35 @@ import java.util.function.ToDoubleFunction;
  *       of vLLM's log line (last 1,000 requests)</li>
  *   <li>{@code strata.kv.preemptions} → {@code strata_kv_preemptions_total}; = {@code vllm:num_preemptions_total}</li>
  * </ul>
- * Gauges read the engine thread's counters without locking: a scrape may see a step half applied.
+ * Page gauges read the latest {@link KvUsage} the engine thread published (at most a step old, never half a
+ * step); the counters are {@link KvCacheStats}, which is safe from any thread.
  */
 public final class KvCacheMetrics implements MeterBinder {
 
-    private final KvCacheManager manager;
+    private final KvLayout layout;
+    private final KvCacheStats stats;
+    private final Supplier<KvUsage> usage;
 
-    public KvCacheMetrics(KvCacheManager manager) {
-        this.manager = manager;
+    /**
+     * @param usage the latest published page accounting (any thread)
+     */
+    public KvCacheMetrics(KvLayout layout, KvCacheStats stats, Supplier<KvUsage> usage) {
+        this.layout = layout;
+        this.stats = stats;
+        this.usage = usage;
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        String model = manager.layout().shape().modelId();
-        for (BucketLayout b : manager.layout().buckets()) {
+        String model = layout.shape().modelId();
+        for (BucketLayout b : layout.buckets()) {
             String bucket = b.bucket().metricName();
-            page(registry, model, bucket, "total", m -> m.usage(b.bucket()).total());
-            page(registry, model, bucket, "used", m -> m.usage(b.bucket()).used());
-            page(registry, model, bucket, "cached", m -> m.usage(b.bucket()).cached());
-            page(registry, model, bucket, "free", m -> m.usage(b.bucket()).free());
-            Gauge.builder("strata.kv.usage", manager, m -> {
-                        KvCacheManager.BucketUsage u = m.usage(b.bucket());
+            page(registry, model, bucket, "total", u -> u.bucket(b.bucket()).total());
+            page(registry, model, bucket, "used", u -> u.bucket(b.bucket()).used());
+            page(registry, model, bucket, "cached", u -> u.bucket(b.bucket()).cached());
+            page(registry, model, bucket, "free", u -> u.bucket(b.bucket()).free());
+            Gauge.builder("strata.kv.usage", usage, s -> {
+                        KvUsage.BucketUsage u = s.get().bucket(b.bucket());
                         return u.total() == 0 ? 0 : (double) u.used() / u.total();
                     })
                     .tags("model", model, "bucket", bucket)
@@ -58,12 +69,12 @@ public final class KvCacheMetrics implements MeterBinder {
                     .tags("model", model, "bucket", bucket).baseUnit("bytes")
                     .description("Bytes of one page (row) of the bucket").register(registry);
         }
-        for (KindLayout k : manager.layout().kinds()) {
-            Gauge.builder("strata.kv.kind.pages.in.use", manager, m -> m.pagesInUse(k.kind()))
+        for (KindLayout k : layout.kinds()) {
+            Gauge.builder("strata.kv.kind.pages.in.use", usage, s -> s.get().pagesInUse(k.kind()))
                     .tags("model", model, "kind", k.kind().metricName(), "bucket", k.bucket().metricName())
                     .description("Pages of this cache kind referenced by running requests").register(registry);
         }
-        KvCacheStats s = manager.stats();
+        KvCacheStats s = stats;
         FunctionCounter.builder("strata.kv.prefix.queries", s, KvCacheStats::queries).tags("model", model)
                 .baseUnit("tokens").description("Prompt tokens of new requests looked up in the prefix cache").register(registry);
         FunctionCounter.builder("strata.kv.prefix.hits", s, KvCacheStats::hits).tags("model", model)
@@ -76,8 +87,8 @@ public final class KvCacheMetrics implements MeterBinder {
                 .description("Prefix-cache hits / queries over the last 1,000 new requests").register(registry);
     }
 
-    private void page(MeterRegistry registry, String model, String bucket, String state, ToDoubleFunction<KvCacheManager> f) {
-        Gauge.builder("strata.kv.pages", manager, f)
+    private void page(MeterRegistry registry, String model, String bucket, String state, ToDoubleFunction<KvUsage> f) {
+        Gauge.builder("strata.kv.pages", usage, s -> f.applyAsDouble(s.get()))
                 .tags("model", model, "bucket", bucket, "state", state)
                 .description("Pages of a bucket pool by state").register(registry);
     }

@@ -3,7 +3,8 @@ package io.strata.platform.engine.kv;
 /**
  * Prefix-cache and preemption counters, in tokens, as plain fields (the engine thread writes them; metrics
  * read them). Queries and hits count new requests only, as vLLM does; re-admissions after preemption are
- * kept apart so they do not inflate the hit rate.
+ * kept apart so they do not inflate the hit rate. Safe to read from any thread; {@link #reading()} takes
+ * them all at once for a snapshot.
  */
 public final class KvCacheStats {
 
@@ -79,5 +80,16 @@ public final class KvCacheStats {
 
     public synchronized int requestsInWindow() {
         return windowFill;
+    }
+
+    /** The counters at one moment (the window's two under one lock). */
+    public synchronized Reading reading() {
+        return new Reading(queries, hits, recomputed, preemptions, hitRateLastRequests(), windowFill);
+    }
+
+    /** An immutable copy of the counters; see the accessors of {@link KvCacheStats} for their meaning. */
+    public record Reading(long queries, long hits, long recomputed, long preemptions, double hitRateLastRequests,
+                          int requestsInWindow) {
+        public static final Reading NONE = new Reading(0, 0, 0, 0, 0, 0);
     }
 }

@@ -5,13 +5,19 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * One request's KV state: its tokens (prompt, then generated), its block tables (one per kind group), and
- * how far the cache is computed. Created by {@link KvCacheManager#newRequest}; mutated only through the
- * manager, from the engine thread.
+ * One request's record on the KV side, and the only copy of its tokens: the tokens (prompt, then generated),
+ * its page tables (one per kind group), how far the cache is computed, its lifecycle and preemptions. The
+ * engine's {@code Sequence} owns one, created at submit by {@link KvCacheManager#newRequest}; after that it is
+ * read and changed only on the engine thread, through the manager (and {@link #appendToken} for a sampled
+ * token). The group arrays are the per-group state of the manager's group kinds ({@link CompressedGroups},
+ * {@link WindowPages}).
  */
 public final class KvRequest {
 
-    /** Lifecycle as seen by the cache. */
+    /**
+     * Lifecycle: queued and never admitted, admitted and holding pages, back in the queue after a preemption
+     * (to be recomputed), finished or aborted (every page returned).
+     */
     public enum State { WAITING, RUNNING, PREEMPTED, FINISHED }
 
     private final String id;
@@ -81,6 +87,27 @@ public final class KvRequest {
         return tokenCount;
     }
 
+    /** Token {@code i} of the prompt-then-output sequence. */
+    public int token(int i) {
+        if (i >= tokenCount) {
+            throw new IndexOutOfBoundsException(i + " >= " + tokenCount);
+        }
+        return tokens[i];
+    }
+
+    /** A copy of tokens {@code [from, to)}. */
+    public int[] tokens(int from, int to) {
+        if (to > tokenCount) {
+            throw new IndexOutOfBoundsException(to + " > " + tokenCount);
+        }
+        return Arrays.copyOfRange(tokens, from, to);
+    }
+
+    /** Kind groups (one page table each). */
+    public int groups() {
+        return tables.length;
+    }
+
     /**
      * Backends must not write compressed entries (C4A, C128A, indexer) for positions below this: those
      * pages are shared from the prefix cache. Positions at or above it are written normally.
@@ -110,7 +137,8 @@ public final class KvRequest {
         return seed;
     }
 
-    void appendToken(int token) {
+    /** A sampled token joined the request (blocks of generated text are hashed with it). Engine thread only. */
+    public void appendToken(int token) {
         if (tokenCount == tokens.length) {
             tokens = Arrays.copyOf(tokens, tokens.length * 2);
         }

@@ -91,32 +91,29 @@ class KvCacheManagerProperties {
                         break;
                     }
                     KvRequest r = running.get(op.a() % running.size());
-                    boolean speculative = op.kind() == 4;
-                    int n = 1 + op.b() % (speculative ? 9 : 700);
-                    int draft = speculative ? n - 1 : 0;
-                    StepDemand d = new StepDemand();
-                    m.addDemand(r, n, draft, d);
-                    boolean fits = m.fits(d);
+                    // kind 4: short steps (a few positions), 2 and 3: up to a long chunk
+                    int n = 1 + op.b() % (op.kind() == 4 ? 9 : 700);
+                    long[] d = KvCacheManagerTest.demand(m, r, n);
+                    boolean fits = KvCacheManagerTest.fits(m, d);
                     long[] usedBefore = new long[3];
                     for (PageBucket b : PageBucket.values()) {
-                        usedBefore[b.ordinal()] = m.usage(b).used();
+                        usedBefore[b.ordinal()] = m.usage().bucket(b).used();
                     }
-                    boolean ok = m.allocate(r, n, draft);
+                    boolean ok = m.allocate(r, n);
                     assertThat(ok).isEqualTo(fits);
                     if (ok) {
                         // the planned demand is exactly what allocate took (boundary windows of long chunks included)
                         for (PageBucket b : PageBucket.values()) {
-                            assertThat(m.usage(b).used() - usedBefore[b.ordinal()]).isEqualTo(d.pages(b));
+                            assertThat(m.usage().bucket(b).used() - usedBefore[b.ordinal()]).isEqualTo(d[b.ordinal()]);
                         }
                         if (op.b() % 3 != 0) {
                             // best effort: never changes whether the step fits, only uses what is left
-                            m.cacheBoundaryWindows(r, n, draft);
+                            m.cacheBoundaryWindows(r, n);
                             check(m, running);
                         }
-                        int accepted = n - (speculative ? op.a() % (draft + 1) : 0);
-                        m.commit(r, accepted);
+                        m.commit(r, n);
                         while (r.tokenCount() < r.computed() + 1) {
-                            m.appendToken(r, (int) (r.computed() % 1000));
+                            r.appendToken((int) (r.computed() % 1000));
                         }
                     } else {
                         m.preempt(r);
@@ -155,25 +152,24 @@ class KvCacheManagerProperties {
                     }
                     KvRequest r = running.get(op.a() % running.size());
                     for (int i = 0, steps = 1 + op.b() % 40; i < steps; i++) {
-                        StepDemand d = new StepDemand();
-                        m.addDemand(r, 1, d);
+                        long[] d = KvCacheManagerTest.demand(m, r, 1);
                         long[] usedBefore = new long[3];
                         for (PageBucket b : PageBucket.values()) {
-                            usedBefore[b.ordinal()] = m.usage(b).used();
+                            usedBefore[b.ordinal()] = m.usage().bucket(b).used();
                         }
                         if (!m.allocate(r, 1)) {
-                            assertThat(m.fits(d)).isFalse();
+                            assertThat(KvCacheManagerTest.fits(m, d)).isFalse();
                             m.preempt(r);
                             running.remove(r);
                             preempted.add(r);
                             break;
                         }
                         for (PageBucket b : PageBucket.values()) {
-                            assertThat(m.usage(b).used() - usedBefore[b.ordinal()]).isEqualTo(d.pages(b));
+                            assertThat(m.usage().bucket(b).used() - usedBefore[b.ordinal()]).isEqualTo(d[b.ordinal()]);
                         }
                         m.commit(r, 1);
                         while (r.tokenCount() < r.computed() + 1) {
-                            m.appendToken(r, (int) (r.computed() % 1000));
+                            r.appendToken((int) (r.computed() % 1000));
                         }
                     }
                 }
@@ -199,7 +195,7 @@ class KvCacheManagerProperties {
         }
         check(m, List.of());
         for (PageBucket b : PageBucket.values()) {
-            assertThat(m.usage(b).used()).as("leak in " + b).isZero();
+            assertThat(m.usage().bucket(b).used()).as("leak in " + b).isZero();
         }
         assertThat(m.liveRequests()).isZero();
     }
@@ -246,7 +242,7 @@ class KvCacheManagerProperties {
             }
         }
         for (PageBucket b : PageBucket.values()) {
-            KvCacheManager.BucketUsage u = m.usage(b);
+            KvUsage.BucketUsage u = m.usage().bucket(b);
             Map<Integer, Integer> exp = expected.getOrDefault(b, Map.of());
             for (int p = 0; p < u.total(); p++) {
                 assertThat(m.refs(b, p)).as(b + " page " + p + " refcount").isEqualTo(exp.getOrDefault(p, 0));
@@ -256,7 +252,7 @@ class KvCacheManagerProperties {
         }
         for (CacheKind kind : CacheKind.values()) {
             if (TINY.hasKind(kind)) {
-                assertThat(m.pagesInUse(kind)).as(kind + " in use").isEqualTo(perKind.getOrDefault(kind, Set.of()).size());
+                assertThat(m.usage().pagesInUse(kind)).as(kind + " in use").isEqualTo(perKind.getOrDefault(kind, Set.of()).size());
             }
         }
     }

@@ -60,9 +60,9 @@ class KvCacheManagerTest {
             m.free(r);
         }
         // 255 published nothing; 256 and 257 each published their full first block (C128A is alone in SMALL)
-        assertThat(m.usage(PageBucket.SMALL).cached()).isEqualTo(2);
-        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
-        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.SMALL).cached()).isEqualTo(2);
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used()).isZero();
     }
 
     @Test
@@ -125,7 +125,7 @@ class KvCacheManagerTest {
         for (int c = 1; c <= 300; c++) {
             assertThat(m.allocate(r, 1)).isTrue();
             m.commit(r, 1);
-            boolean held = m.pageOf(r, g, 0) >= 0;
+            boolean held = pageOf(m, r, g, 0) >= 0;
             // position 0's page is needed while any of its positions is within the last 127 + current
             assertThat(held).as("computed=" + c).isEqualTo(c - 127 < firstPageEnd);
             // held pages are exactly those covering [c-127, c)
@@ -171,19 +171,19 @@ class KvCacheManagerTest {
         PrefixMatch hit = m.match(r);
         assertThat(hit).isEqualTo(new PrefixMatch(1, 256, true));
         assertThat(m.canAdmit(r, hit)).isTrue();
-        long usedBefore = m.usage(PageBucket.LARGE).used();
+        long usedBefore = m.usage().bucket(PageBucket.LARGE).used();
         m.admit(r, hit);
         assertThat(r.computed()).isEqualTo(256);
         assertThat(r.windowValidFrom()).isZero();
         assertThat(r.compressedWriteFrom()).isEqualTo(256);
-        assertThat(m.usage(PageBucket.LARGE).used()).isGreaterThan(usedBefore);
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isGreaterThan(usedBefore);
         assertThat(m.stats().hits()).isEqualTo(256);
         assertThat(m.stats().queries()).isEqualTo(600 + 400);
         assertThat(m.allocate(r, 144)).isTrue();
         m.commit(r, 144);
         m.free(r);
-        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
-        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used()).isZero();
     }
 
     @Test
@@ -237,7 +237,7 @@ class KvCacheManagerTest {
         assertThat(r.computed()).isEqualTo(hit.computeFrom());
         assertThat(r.windowValidFrom()).isEqualTo(hit.computeFrom());
         assertThat(r.compressedWriteFrom()).isEqualTo(7936);
-        int needLarge = m.pagesNeeded(r, 8100 - (int) r.computed(), PageBucket.LARGE);
+        long needLarge = demand(m, r, 8100 - (int) r.computed())[PageBucket.LARGE.ordinal()];
         assertThat(m.allocate(r, 8100 - (int) r.computed())).isTrue();
         // compressed pages before the boundary are the shared ones, untouched; one new block after it
         for (int i = 0; i < 31; i++) {
@@ -246,11 +246,11 @@ class KvCacheManagerTest {
         assertThat(r.table(c4a).size()).isEqualTo(32);
         assertThat(needLarge).isEqualTo(1 + finalWindowPages(PageBucket.LARGE, hit.computeFrom(), 8100));
         // the recompute crosses boundaries 2560 ... 7936: their windows are cached again, best effort
-        assertThat(m.cacheBoundaryWindows(r, 8100 - (int) hit.computeFrom(), 0)).isEqualTo(22);
+        assertThat(m.cacheBoundaryWindows(r, 8100 - (int) hit.computeFrom())).isEqualTo(22);
         m.commit(r, 8100 - (int) hit.computeFrom());
         assertThat(m.stats().recomputed()).isEqualTo(m.recomputeDepth());
         m.free(r);
-        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isZero();
     }
 
     /**
@@ -312,13 +312,12 @@ class KvCacheManagerTest {
             int sawSpares = 0;
             for (int step = 0; step < 600; step++) {
                 int compressed = r.table(c4a).size();
-                StepDemand d = new StepDemand();
-                m.addDemand(r, 1, d);
-                long middleBefore = m.usage(PageBucket.MIDDLE).used();
+                long[] d = demand(m, r, 1);
+                long middleBefore = m.usage().bucket(PageBucket.MIDDLE).used();
                 assertThat(m.allocate(r, 1)).isTrue();
-                long middleAfter = m.usage(PageBucket.MIDDLE).used();
-                assertThat(middleAfter - middleBefore).isEqualTo(d.pages(PageBucket.MIDDLE));
-                m.appendToken(r, step);
+                long middleAfter = m.usage().bucket(PageBucket.MIDDLE).used();
+                assertThat(middleAfter - middleBefore).isEqualTo(d[PageBucket.MIDDLE.ordinal()]);
+                r.appendToken(step);
                 m.commit(r, 1);
                 for (int g = 0; g < FLASH.groups().size(); g++) {
                     sawSpares += m.spares(r, g).length;
@@ -326,17 +325,17 @@ class KvCacheManagerTest {
                 // whatever the turnover, a request never holds more than its compressed blocks plus the
                 // window worst case (spares included), and once warm a step that adds no block takes no page
                 for (PageBucket b : new PageBucket[] {PageBucket.LARGE, PageBucket.MIDDLE}) {
-                    assertThat(m.usage(b).used()).as(b + " at step " + step + " caching=" + caching)
+                    assertThat(m.usage().bucket(b).used()).as(b + " at step " + step + " caching=" + caching)
                             .isLessThanOrEqualTo(compressed + 1 + worstWindowPages(b));
                 }
                 if (step > 300 && r.table(c4a).size() == compressed && !caching) {
-                    assertThat(d.pages(PageBucket.MIDDLE) + d.pages(PageBucket.LARGE)).as("pool pages at step " + step).isZero();
+                    assertThat(d[PageBucket.MIDDLE.ordinal()] + d[PageBucket.LARGE.ordinal()]).as("pool pages at step " + step).isZero();
                 }
             }
             assertThat(sawSpares).isPositive();
             m.free(r);
             for (PageBucket b : PageBucket.values()) {
-                assertThat(m.usage(b).used()).isZero();
+                assertThat(m.usage().bucket(b).used()).isZero();
             }
         }
     }
@@ -345,16 +344,15 @@ class KvCacheManagerTest {
     void longPrefillChunkHoldsOnlyItsFinalWindowWithoutPrefixCaching() {
         KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(400, 8000, 400), false);
         KvRequest r = run(m, tokens(8192, 8));
-        StepDemand d = new StepDemand();
-        m.addDemand(r, 8192, d);
+        long[] d = demand(m, r, 8192);
         // 32 compressed blocks + the final windows only: no page per chunk token for SWA or states
-        assertThat(d.pages(PageBucket.MIDDLE)).isEqualTo(32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
+        assertThat(d[PageBucket.MIDDLE.ordinal()]).isEqualTo(32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
         assertThat(m.allocate(r, 8192)).isTrue();
         int swa = group(CacheKind.SWA_KV);
-        assertThat(m.pageOf(r, swa, 4000)).isEqualTo(-1);
-        assertThat(m.pageOf(r, swa, 4095)).isEqualTo(-1);
-        assertThat(m.pageOf(r, swa, 8191)).isNotNegative();
-        assertThat(m.pageOf(r, swa, 8192 - 128)).isNotNegative();
+        assertThat(pageOf(m, r, swa, 4000)).isEqualTo(-1);
+        assertThat(pageOf(m, r, swa, 4095)).isEqualTo(-1);
+        assertThat(pageOf(m, r, swa, 8191)).isNotNegative();
+        assertThat(pageOf(m, r, swa, 8192 - 128)).isNotNegative();
         m.commit(r, 8192);
         m.free(r);
     }
@@ -362,7 +360,7 @@ class KvCacheManagerTest {
     @Test
     void boundaryWindowsUseOnlyPagesTheStepDoesNotNeed() {
         // MIDDLE sized exactly for the chunk (and the decode after it): no boundary window fits, nothing fails
-        long[] peak = new KvCacheManager(FLASH, new KvPoolSizes(0, 0, 0), true).peakDemand(8192, 8192);
+        long[] peak = new KvCacheManager(FLASH, new KvPoolSizes(0, 0, 0), true).capacity().peakDemand(8192, 8192);
         int boundaryPages = chunkWindowPages(PageBucket.MIDDLE, 0, 8192, 8292) - finalWindowPages(PageBucket.MIDDLE, 0, 8192);
         assertThat(boundaryPages % 31).isZero();
         int perBoundary = boundaryPages / 31;
@@ -371,8 +369,8 @@ class KvCacheManagerTest {
         int[] a = tokens(8192 + 100, 9);
         KvRequest r = run(m, a);
         assertThat(m.allocate(r, 8192)).isTrue();
-        assertThat(m.usage(PageBucket.MIDDLE).free()).isLessThan(perBoundary);
-        assertThat(m.cacheBoundaryWindows(r, 8192, 0)).isZero();
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).free()).isLessThan(perBoundary);
+        assertThat(m.cacheBoundaryWindows(r, 8192)).isZero();
         m.commit(r, 8192);
         // the blocks are cached, their windows were not: a sharer recomputes the window instead of resuming
         int[] b = Arrays.copyOf(a, 4096 + 50);
@@ -380,15 +378,15 @@ class KvCacheManagerTest {
         assertThat(hit.sharedBlocks()).isEqualTo(16);
         assertThat(hit.windowHit()).isFalse();
         m.free(r);
-        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used()).isZero();
         // with a few boundaries' worth of room beyond the step's need, exactly that many are kept
         KvCacheManager some = new KvCacheManager(FLASH, new KvPoolSizes(400, (int) peak[1] + 3 * perBoundary, 400), true);
         KvRequest q = run(some, tokens(8192 + 100, 10));
         assertThat(some.allocate(q, 8192)).isTrue();
-        assertThat(some.cacheBoundaryWindows(q, 8192, 0)).isEqualTo(3);
+        assertThat(some.cacheBoundaryWindows(q, 8192)).isEqualTo(3);
         some.commit(q, 8192);
         some.free(q);
-        assertThat(some.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(some.usage().bucket(PageBucket.MIDDLE).used()).isZero();
     }
 
     @Test
@@ -396,30 +394,29 @@ class KvCacheManagerTest {
         KvCacheManager m = roomy();
         int[] a = tokens(8192 + 100, 8);
         KvRequest r = run(m, a);
-        StepDemand d = new StepDemand();
-        m.addDemand(r, 8192, d);
+        long[] d = demand(m, r, 8192);
         // what the step needs: its blocks and final window only (boundary windows are best effort)
-        assertThat(d.pages(PageBucket.MIDDLE)).isEqualTo(32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
-        assertThat(d.pages(PageBucket.LARGE)).isEqualTo(32 + finalWindowPages(PageBucket.LARGE, 0, 8192));
-        long before = m.usage(PageBucket.MIDDLE).used();
-        long beforeLarge = m.usage(PageBucket.LARGE).used();
+        assertThat(d[PageBucket.MIDDLE.ordinal()]).isEqualTo(32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
+        assertThat(d[PageBucket.LARGE.ordinal()]).isEqualTo(32 + finalWindowPages(PageBucket.LARGE, 0, 8192));
+        long before = m.usage().bucket(PageBucket.MIDDLE).used();
+        long beforeLarge = m.usage().bucket(PageBucket.LARGE).used();
         assertThat(m.allocate(r, 8192)).isTrue();
-        assertThat(m.usage(PageBucket.MIDDLE).used() - before).isEqualTo(d.pages(PageBucket.MIDDLE));
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used() - before).isEqualTo(d[PageBucket.MIDDLE.ordinal()]);
         int swa = group(CacheKind.SWA_KV);
-        assertThat(m.pageOf(r, swa, 4095)).isEqualTo(-1);
+        assertThat(pageOf(m, r, swa, 4095)).isEqualTo(-1);
         // with room to spare, the windows before boundaries 256 ... 7936 are mapped too (8192's is the final one)
-        assertThat(m.cacheBoundaryWindows(r, 8192, 0)).isEqualTo(31);
-        assertThat(m.usage(PageBucket.MIDDLE).used() - before).isEqualTo(32 + chunkWindowPages(PageBucket.MIDDLE, 0, 8192, a.length));
-        assertThat(m.usage(PageBucket.LARGE).used() - beforeLarge).isEqualTo(32 + chunkWindowPages(PageBucket.LARGE, 0, 8192, a.length));
-        assertThat(m.pageOf(r, swa, 3900)).isEqualTo(-1);
-        assertThat(m.pageOf(r, swa, 4095)).isNotNegative();     // last window before 4096
-        assertThat(m.pageOf(r, swa, 4096 - 127)).isNotNegative();
-        assertThat(m.pageOf(r, swa, 4096 + 10)).isEqualTo(-1);
+        assertThat(m.cacheBoundaryWindows(r, 8192)).isEqualTo(31);
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used() - before).isEqualTo(32 + chunkWindowPages(PageBucket.MIDDLE, 0, 8192, a.length));
+        assertThat(m.usage().bucket(PageBucket.LARGE).used() - beforeLarge).isEqualTo(32 + chunkWindowPages(PageBucket.LARGE, 0, 8192, a.length));
+        assertThat(pageOf(m, r, swa, 3900)).isEqualTo(-1);
+        assertThat(pageOf(m, r, swa, 4095)).isNotNegative();     // last window before 4096
+        assertThat(pageOf(m, r, swa, 4096 - 127)).isNotNegative();
+        assertThat(pageOf(m, r, swa, 4096 + 10)).isEqualTo(-1);
         m.commit(r, 8192);
         // the boundary windows fell behind the window at commit: released into the cached LRU, not held
-        assertThat(m.pageOf(r, swa, 4095)).isEqualTo(-1);
-        assertThat(m.usage(PageBucket.MIDDLE).used()).isEqualTo(before + 32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
-        assertThat(m.usage(PageBucket.MIDDLE).cached()).isPositive();
+        assertThat(pageOf(m, r, swa, 4095)).isEqualTo(-1);
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used()).isEqualTo(before + 32 + finalWindowPages(PageBucket.MIDDLE, 0, 8192));
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).cached()).isPositive();
         // a request sharing any prefix of whole blocks resumes exactly at its last boundary, while r still runs
         for (int shared : new int[] {256, 1536, 4096, 7936}) {
             int[] b = Arrays.copyOf(a, shared + 50);
@@ -430,8 +427,8 @@ class KvCacheManagerTest {
             assertThat(hit.computeFrom()).isEqualTo(shared);
         }
         m.free(r);
-        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
-        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isZero();
         // the final window is published when the request frees it
         assertThat(m.match(m.newRequest("all", Arrays.copyOf(a, 8193), null)).computeFrom()).isEqualTo(8192);
     }
@@ -442,14 +439,14 @@ class KvCacheManagerTest {
             for (int chunk : new int[] {1, 100, 128, 210, 612, 2048}) {
                 for (int len : new int[] {255, 257, 1000, 3000}) {
                     KvCacheManager m = new KvCacheManager(FLASH, new KvPoolSizes(4000, 80000, 4000), caching);
-                    long[] want = m.peakDemand(len, chunk);
+                    long[] want = m.capacity().peakDemand(len, chunk);
                     long[] seen = new long[3];
                     KvRequest r = m.newRequest("p", tokens(len, len + chunk), null);
                     m.admit(r, PrefixMatch.NONE);
                     for (int c = 0; c < len; c += Math.min(chunk, len - c)) {
                         assertThat(m.allocate(r, Math.min(chunk, len - c))).isTrue();
                         for (PageBucket b : PageBucket.values()) {
-                            seen[b.ordinal()] = Math.max(seen[b.ordinal()], m.usage(b).used());
+                            seen[b.ordinal()] = Math.max(seen[b.ordinal()], m.usage().bucket(b).used());
                         }
                         m.commit(r, Math.min(chunk, len - c));
                     }
@@ -462,7 +459,7 @@ class KvCacheManagerTest {
                     m.free(r);
                     // and pools of exactly that size serve the chunked prefill alone
                     KvCacheManager exact = new KvCacheManager(FLASH, new KvPoolSizes((int) want[0], (int) want[1], (int) want[2]), caching);
-                    assertThat(exact.canEverFit(len, chunk)).isTrue();
+                    assertThat(exact.capacity().canEverFit(len, chunk)).isTrue();
                     KvRequest q = exact.newRequest("q", tokens(len, 1), null);
                     exact.admit(q, PrefixMatch.NONE);
                     for (int c = 0; c < len; c += Math.min(chunk, len - c)) {
@@ -475,7 +472,7 @@ class KvCacheManagerTest {
         }
         // a 210-token chunk needs more MIDDLE pages than the decode-only estimate (the previous window is still held)
         KvCacheManager m = roomy();
-        assertThat(m.peakDemand(3000, 210)[PageBucket.MIDDLE.ordinal()])
+        assertThat(m.capacity().peakDemand(3000, 210)[PageBucket.MIDDLE.ordinal()])
                 .isGreaterThan(KvPoolSizes.demand(FLASH, 3000)[PageBucket.MIDDLE.ordinal()]);
     }
 
@@ -486,14 +483,14 @@ class KvCacheManagerTest {
         assertThat(m.canAdmit(r, PrefixMatch.NONE)).isFalse();
         m.admit(r, PrefixMatch.NONE);
         assertThat(m.allocate(r, 2000)).isFalse();
-        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
-        assertThat(m.usage(PageBucket.MIDDLE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.MIDDLE).used()).isZero();
         assertThat(m.allocate(r, 600)).isTrue();
         m.commit(r, 600);
         m.preempt(r);
         assertThat(r.computed()).isZero();
         assertThat(m.stats().preemptions()).isEqualTo(1);
-        assertThat(m.usage(PageBucket.LARGE).used()).isZero();
+        assertThat(m.usage().bucket(PageBucket.LARGE).used()).isZero();
         PrefixMatch again = m.match(r);
         assertThat(again.sharedBlocks()).isEqualTo(2);
         m.admit(r, again);
@@ -508,8 +505,8 @@ class KvCacheManagerTest {
         int stateWorst = worstWindowPages(PageBucket.LARGE);
         assertThat(stateWorst).isEqualTo(2 * 7 + 2);
         KvCacheManager m = manager(10 + stateWorst, 2000, 10);
-        assertThat(m.canEverFit(2560)).isTrue();
-        assertThat(m.canEverFit(2561)).isFalse();
+        assertThat(m.capacity().canEverFit(2560)).isTrue();
+        assertThat(m.capacity().canEverFit(2561)).isFalse();
         KvRequest r = m.newRequest("big", tokens(3000, 10), null);
         assertThat(m.canAdmit(r, m.match(r))).isFalse();
         KvRequest ok = m.newRequest("ok", tokens(2000, 10), null);
@@ -529,5 +526,28 @@ class KvCacheManagerTest {
             }
         }
         m.free(r);
+    }
+
+    /** The pool pages a step of {@code n} positions takes per bucket (the manager's own demand computation). */
+    static long[] demand(KvCacheManager m, KvRequest r, int n) {
+        long[] d = new long[PageBucket.values().length];
+        m.stepDemand(r, n, d);
+        return d;
+    }
+
+    /** Whether {@code d} fits the free pages (cached ones count as free), read from the usage figures. */
+    static boolean fits(KvCacheManager m, long[] d) {
+        for (PageBucket b : PageBucket.values()) {
+            KvUsage.BucketUsage u = m.usage().bucket(b);
+            if (d[b.ordinal()] > u.free() + u.cached()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The physical page holding {@code position} for a group, -1 when not held. */
+    static int pageOf(KvCacheManager m, KvRequest r, int group, long position) {
+        return r.table(group).page(m.layout().kindOf(m.layout().groups().get(group)).pageIndex(position));
     }
 }

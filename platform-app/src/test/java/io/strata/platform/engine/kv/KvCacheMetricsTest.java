@@ -13,7 +13,7 @@ class KvCacheMetricsTest {
     void publishesBucketsKindsAndPrefixCounters() {
         KvCacheManager m = KvCacheManagerTest.roomy();
         SimpleMeterRegistry reg = new SimpleMeterRegistry();
-        new KvCacheMetrics(m).bindTo(reg);
+        new KvCacheMetrics(m.layout(), m.stats(), m::usage).bindTo(reg); // the engine passes its published snapshot
         int[] a = KvCacheManagerTest.tokens(600, 1);
         m.free(KvCacheManagerTest.run(m, a, 256, 344));
         KvRequest b = m.newRequest("b", Arrays.copyOf(a, 300), null);

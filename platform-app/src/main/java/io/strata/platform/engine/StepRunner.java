@@ -2,12 +2,16 @@ package io.strata.platform.engine;
 
 import java.util.List;
 
-/** Runs one engine step on the backend. Called only from the engine thread. */
-public interface StepExecutor {
+/**
+ * Runs one engine step: the scheduler's chunks in, logits rows out. The platform's side of a step; the
+ * backend's side is the SPI's {@code ModelExecutor}, which {@link BackendStepRunner} drives. Called only
+ * from the engine thread.
+ */
+public interface StepRunner {
 
     /**
      * One sequence's share of a step: tokens {@code [start, start + count)} of the sequence, whose KV
-     * pages the {@link KvCache} has reserved.
+     * pages the KV manager has allocated.
      *
      * @param logits   which logits rows the engine needs from this chunk
      */

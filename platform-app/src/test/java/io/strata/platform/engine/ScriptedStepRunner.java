@@ -10,7 +10,7 @@ import java.util.function.IntPredicate;
  * and text is readable. It can be told to fail on a given token (to test error isolation) and to slow
  * down each step (to test disconnects and queue limits).
  */
-public final class ScriptedExecutor implements StepExecutor {
+public final class ScriptedStepRunner implements StepRunner {
     private final int vocab;
     private final int firstPlain;
     private final AtomicInteger steps = new AtomicInteger();
@@ -19,7 +19,7 @@ public final class ScriptedExecutor implements StepExecutor {
     private volatile int eosAfter = -1;
     private final int eos;
 
-    public ScriptedExecutor(int vocab, int firstPlain, int eos) {
+    public ScriptedStepRunner(int vocab, int firstPlain, int eos) {
         this.vocab = vocab;
         this.firstPlain = firstPlain;
         this.eos = eos;

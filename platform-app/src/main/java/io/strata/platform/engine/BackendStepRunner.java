@@ -1,5 +1,8 @@
 package io.strata.platform.engine;
 
+import io.strata.platform.engine.kv.KvRequest;
+import io.strata.platform.engine.kv.PageTable;
+import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.ModelExecutor;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
@@ -9,18 +12,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Translates the scheduler's chunks into the execution SPI's {@link StepBatch}: token ids, start
- * positions, block tables and the prefix-sharing bounds from the KV cache manager, and which logits
- * rows are wanted.
+ * Builds a step's metadata, in one place, and runs it on the backend: for each chunk the token ids, the start
+ * position, the block tables (per kind group, the held pages from the table's base on, so a window group's
+ * table stays window-sized however long the context), the prefix-sharing bounds, and which logits rows are
+ * wanted; all of it read from the sequence's {@link KvRequest} into the execution SPI's {@link StepBatch}.
  */
-final class BackendStepExecutor implements StepExecutor {
+final class BackendStepRunner implements StepRunner {
     private final ModelExecutor executor;
-    private final ManagedKvCache kv;
     private final int vocab;
 
-    BackendStepExecutor(ModelExecutor executor, ManagedKvCache kv) {
+    BackendStepRunner(ModelExecutor executor) {
         this.executor = executor;
-        this.kv = kv;
         this.vocab = executor.config().vocabSize();
     }
 
@@ -34,6 +36,7 @@ final class BackendStepExecutor implements StepExecutor {
         List<SequenceChunk> batch = new ArrayList<>(chunks.size());
         for (Chunk c : chunks) {
             Sequence s = c.seq();
+            KvRequest kv = s.kv();
             int[] rows = switch (c.logits()) {
                 case NONE -> new int[0];
                 case LAST -> new int[]{c.count() - 1};
@@ -45,14 +48,24 @@ final class BackendStepExecutor implements StepExecutor {
                     yield all;
                 }
             };
-            int windowFloor = Math.min(kv.windowValidFrom(s), c.start());
+            int windowFloor = Math.min(Math.toIntExact(kv.windowValidFrom()), c.start());
             batch.add(new SequenceChunk(s.seqNo, s.tokens(c.start(), c.start() + c.count()), c.start(),
-                    kv.blockTables(s), kv.compressedWriteFrom(s), windowFloor, rows));
+                    blockTables(kv), Math.toIntExact(kv.compressedWriteFrom()), windowFloor, rows));
         }
         StepResult result = executor.execute(new StepBatch(batch));
         if (result.vocab() != vocab) {
             throw new IllegalStateException("backend returned logits of width " + result.vocab() + ", expected " + vocab);
         }
         return new Output(result.logits(), result.vocab());
+    }
+
+    /** Per kind group, the pages the request holds from its table's base on, in the SPI's shape. */
+    static BlockTable[] blockTables(KvRequest kv) {
+        BlockTable[] out = new BlockTable[kv.groups()];
+        for (int g = 0; g < out.length; g++) {
+            PageTable t = kv.table(g);
+            out[g] = new BlockTable(Math.toIntExact(t.base()), t.toArray());
+        }
+        return out;
     }
 }
