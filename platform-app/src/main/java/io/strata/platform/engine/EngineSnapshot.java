@@ -1,10 +1,17 @@
 package io.strata.platform.engine;
 
+import io.strata.kv.BucketLayout;
+import io.strata.kv.KindGroup;
+import io.strata.kv.KvLayout;
 import io.strata.platform.engine.kv.KvCacheStats;
 import io.strata.platform.engine.kv.KvCapacity;
+import io.strata.platform.engine.kv.KvRequest;
+import io.strata.platform.engine.kv.PageTable;
 import io.strata.platform.engine.kv.KvUsage;
 
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +42,40 @@ public record EngineSnapshot(long steps, int running, int waiting, KvCapacity ca
     /** Queued sequences that were preempted and wait to be recomputed. */
     public int preemptedWaiting() {
         return (int) requests.stream().filter(r -> r.phase().equals("preempted")).count();
+    }
+
+    /** Views of the engine's sequences, oldest first (engine thread: reads their page tables). */
+    static List<Request> requestsOf(Iterable<Sequence> sequences, KvLayout layout) {
+        List<Sequence> all = new ArrayList<>();
+        sequences.forEach(all::add);
+        all.sort(Comparator.comparingLong(s -> s.seqNo));
+        List<Request> out = new ArrayList<>(all.size());
+        for (Sequence s : all) {
+            KvRequest r = s.kv();
+            String phase = switch (r.state()) {
+                case WAITING -> "waiting";
+                case PREEMPTED -> "preempted";
+                case RUNNING -> r.computed() < s.promptLength() ? "prefill" : "decode";
+                case FINISHED -> "finishing";
+            };
+            Map<String, Integer> pages = new LinkedHashMap<>();
+            for (BucketLayout b : layout.buckets()) {
+                pages.put(b.bucket().metricName(), 0);
+            }
+            for (KindGroup g : layout.groups()) {
+                PageTable t = r.table(g.id());
+                int held = 0;
+                for (int i = 0, n = t.size(); i < n; i++) {
+                    if (t.at(i) >= 0) {
+                        held++;
+                    }
+                }
+                pages.merge(g.bucket().metricName(), held, Integer::sum);
+            }
+            out.add(new Request(s.id, phase, s.promptLength(), Math.max(0, s.cachedTokens), Math.max(0, s.outputLength()),
+                    s.numComputed(), r.preemptions(), s.arrivalNanos, pages));
+        }
+        return out;
     }
 
     /**

@@ -1,13 +1,10 @@
 package io.strata.platform.engine;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.strata.kv.BucketLayout;
-import io.strata.kv.KindGroup;
 import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvCacheStats;
 import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.kv.KvUsage;
-import io.strata.platform.engine.kv.PageTable;
 import io.strata.platform.engine.sampling.Logprobs;
 import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.Sampler;
@@ -17,10 +14,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -34,7 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * threads never block on model work. Requests and aborts reach it through a lock-free inbox. A backend
  * failure fails the sequences of that step only; three failed steps in a row mark the backend unusable
  * (health DOWN, new requests 503). After every step the loop publishes an {@link EngineSnapshot}; other
- * threads read the engine only through it.
+ * threads read the engine only through it. (Over ~400 lines so that the engine thread's whole life —
+ * submit, loop, step, sampling, finish — reads top to bottom in one file.)
  */
 public final class ServingEngine implements InferenceEngine, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ServingEngine.class);
@@ -411,45 +406,11 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         long now = System.nanoTime();
         List<EngineSnapshot.Request> requests = snapshot.requests();
         if (now - requestsBuiltAt >= EngineSnapshot.REQUESTS_EVERY_NANOS) {
-            requests = requestViews();
+            requests = EngineSnapshot.requestsOf(scheduler.all(), kv.layout());
             requestsBuiltAt = now;
         }
         snapshot = new EngineSnapshot(stepsCompleted, runningGauge, waitingGauge, kv.capacity(), u, kv.stats().reading(),
                 requests);
-    }
-
-    private List<EngineSnapshot.Request> requestViews() {
-        List<Sequence> all = new ArrayList<>();
-        scheduler.all().forEach(all::add);
-        all.sort(Comparator.comparingLong(s -> s.seqNo));
-        List<KindGroup> groups = kv.layout().groups();
-        List<EngineSnapshot.Request> out = new ArrayList<>(all.size());
-        for (Sequence s : all) {
-            KvRequest r = s.kv();
-            String phase = switch (r.state()) {
-                case WAITING -> "waiting";
-                case PREEMPTED -> "preempted";
-                case RUNNING -> r.computed() < s.promptLength() ? "prefill" : "decode";
-                case FINISHED -> "finishing";
-            };
-            Map<String, Integer> pages = new LinkedHashMap<>();
-            for (BucketLayout b : kv.layout().buckets()) {
-                pages.put(b.bucket().metricName(), 0);
-            }
-            for (KindGroup g : groups) {
-                PageTable t = r.table(g.id());
-                int held = 0;
-                for (int i = 0, n = t.size(); i < n; i++) {
-                    if (t.at(i) >= 0) {
-                        held++;
-                    }
-                }
-                pages.merge(g.bucket().metricName(), held, Integer::sum);
-            }
-            out.add(new EngineSnapshot.Request(s.id, phase, s.promptLength(), Math.max(0, s.cachedTokens),
-                    Math.max(0, s.outputLength()), s.numComputed(), r.preemptions(), s.arrivalNanos, pages));
-        }
-        return out;
     }
 
     /** Stops the loop; everything still queued or running finishes with reason ABORT. */

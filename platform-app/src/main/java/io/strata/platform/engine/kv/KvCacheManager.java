@@ -1,6 +1,5 @@
 package io.strata.platform.engine.kv;
 
-import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KindLayout;
 import io.strata.kv.KvLayout;
@@ -8,9 +7,7 @@ import io.strata.kv.PageBucket;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The hybrid KV cache manager, the scheduler's one entry to the cache: decides which page of which bucket
@@ -42,6 +39,9 @@ import java.util.Map;
  * <p>Engine thread only, except {@link #newRequest}, {@link #capacity()}, {@link #layout()} and
  * {@link #stats()}. The per-step methods allocate nothing except when a page is published to the prefix
  * cache (once per block per group).
+ *
+ * <p>(Longer than ~400 lines because the contract of each lifecycle call is written out here, where the
+ * scheduler reads it; the code per call is a few lines over the group kinds.)
  */
 public final class KvCacheManager {
 
@@ -411,18 +411,7 @@ public final class KvCacheManager {
 
     /** Page accounting now, as an immutable snapshot (take it on the engine thread, read it anywhere). */
     public KvUsage usage() {
-        List<KvUsage.BucketUsage> buckets = new ArrayList<>(3);
-        for (PageBucket b : PageBucket.values()) {
-            PagePool p = pools.of(b);
-            if (p != null) {
-                buckets.add(new KvUsage.BucketUsage(b, p.capacity(), p.used(), p.cachedFree(), p.free() - p.cachedFree()));
-            }
-        }
-        Map<CacheKind, Long> inUse = new EnumMap<>(CacheKind.class);
-        for (int g = 0; g < groups.length; g++) {
-            inUse.merge(groups[g].kind(), pools.at(bucketOf[g]).inUse(g), Long::sum);
-        }
-        return new KvUsage(buckets, inUse);
+        return pools.usage(groups);
     }
 
     PagePool poolOf(PageBucket bucket) {

@@ -1,7 +1,14 @@
 package io.strata.platform.engine.kv;
 
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.PageBucket;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The page pools, one per bucket the layout uses, and the one rule for whether pages fit. Engine thread only,
@@ -45,5 +52,21 @@ final class PagePools {
             }
         }
         return true;
+    }
+
+    /** Page accounting of every pool and, per cache kind, the pages its groups hold. */
+    KvUsage usage(KindGroup[] groups) {
+        List<KvUsage.BucketUsage> buckets = new ArrayList<>(byBucket.length);
+        for (PageBucket b : PageBucket.values()) {
+            PagePool p = byBucket[b.ordinal()];
+            if (p != null) {
+                buckets.add(new KvUsage.BucketUsage(b, p.capacity(), p.used(), p.cachedFree(), p.free() - p.cachedFree()));
+            }
+        }
+        Map<CacheKind, Long> inUse = new EnumMap<>(CacheKind.class);
+        for (int g = 0; g < groups.length; g++) {
+            inUse.merge(groups[g].kind(), byBucket[groups[g].bucket().ordinal()].inUse(g), Long::sum);
+        }
+        return new KvUsage(buckets, inUse);
     }
 }
