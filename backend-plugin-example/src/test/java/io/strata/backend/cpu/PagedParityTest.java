@@ -1,7 +1,6 @@
 package io.strata.backend.cpu;
 
 import io.strata.backend.cpu.model.LogitStats;
-import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
@@ -256,22 +255,40 @@ class PagedParityTest {
         assertSameBits(second.collected(), whole, "prefix hit vs computed from scratch");
     }
 
+    /**
+     * Positions the engine recomputes before a hit boundary whose window pages were evicted: rebuilding layer
+     * l's window at T exactly needs layer l-1's window over the previous W-1 positions, down to layer 0, so
+     * {@code (W - 1) x attention layers} (the platform's {@code KvCacheManager.recomputeDepth()}, restated here
+     * from its definition because a backend test cannot see the platform).
+     */
+    static long engineRecomputeDepth() {
+        KvModelShape shape = KvModelShape.of("tiny", config);
+        return (long) (shape.slidingWindow() - 1) * shape.ratios().size();
+    }
+
     @Test
-    void resumingByRecomputingTheLastWindowStaysClose() {
+    void resumingByRecomputingTheWindowAtTheEnginesDepthMeetsTheCriteria() {
         TestPages p = pages();
         int[] tokens = tokens(0);
         Driver first = new Driver(20, 0, 300, p.tables(tokens.length));
         exec.execute(new StepBatch(List.of(first.next())));
         int hit = 256;
+        // what the engine hands over when the window before the hit was evicted: the compressed pages up to the
+        // hit, fresh window pages, and the resume point hit - depth (clamped at 0, as the manager does)
+        int from = (int) Math.max(0, hit - engineRecomputeDepth());
         int[][] tables = tablesSharing(p.tables(tokens.length), first, hit, false);
         Driver second = new Driver(21, 0, 300, tables);
-        second.done = hit - config.attention().slidingWindow();
+        second.done = from;
         second.sharedPrefix = hit;
-        second.windowFloor = second.done;
+        second.windowFloor = from;
         run(List.of(second));
-        LogitStats s = check(second, 0, "recompute window before 256");
-        assertThat(s.median()).isLessThan(0.05);
-        assertThat(s.argmaxAgreement()).isGreaterThan(0.85);
+        LogitStats s = check(second, 0, "recompute from " + from + " before the hit at 256");
+        // the fixtures README's criteria for prefix-cache hits
+        assertThat(s.meetsStableCriteria()).as(s.toString()).isTrue();
+        if (from == 0) {
+            // every window rebuilt from the first position over shared, lossless compressed pages: a cold run's bits
+            assertSameBits(second.collected(), oneShot(0), "recomputed windows vs computed from scratch");
+        }
     }
 
     @Test
@@ -289,6 +306,5 @@ class PagedParityTest {
         float[] ref = new float[config.vocabSize()];
         model.forward(tokens, io.strata.backend.cpu.model.ChunkSpan.of(0, 200), dense::get, new int[]{199}, ref, null);
         assertThat(r.row(0, 0)).containsExactly(ref);
-        assertThat(CacheKind.values()).isNotEmpty();
     }
 }
