@@ -106,4 +106,41 @@ public final class CudaNative {
             @Cast("int64_t") long listLen, @Cast("int64_t") long listStride, @Cast("int64_t") long sink, float scale,
             @Cast("const int64_t*") long[] sources, int numSources, @Cast("int64_t") long out, int numRows,
             @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
+
+    // ---- model glue: embedding, hyper-connections, norms, attention lists, staging
+
+    public static native int strata_embed(@Cast("int64_t") long tokens, @Cast("int64_t") long embed,
+            @Cast("int64_t") long out, int numTokens, int dim, int hc, @Cast("int64_t") long stream);
+
+    public static native int strata_rms_norm(@Cast("int64_t") long x, @Cast("int64_t") long xStride,
+            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int rows, int n,
+            float eps, @Cast("int64_t") long stream);
+
+    public static native int strata_hc_pre(@Cast("int64_t") long h, @Cast("int64_t") long fn,
+            @Cast("int64_t") long base, @Cast("int64_t") long scale, @Cast("int64_t") long norm,
+            @Cast("int64_t") long outX, @Cast("int64_t") long outMix, int numTokens, int hc, int dim, int iters,
+            float hcEps, float normEps, @Cast("int64_t") long stream);
+
+    public static native int strata_hc_post(@Cast("int64_t") long y, @Cast("int64_t") long res,
+            @Cast("int64_t") long mix, @Cast("int64_t") long next, int numTokens, int hc, int dim,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_hc_head(@Cast("int64_t") long h, @Cast("int64_t") long rows,
+            @Cast("int64_t") long fn, @Cast("int64_t") long base, @Cast("int64_t") long scale,
+            @Cast("int64_t") long norm, @Cast("int64_t") long outX, int numRows, int hc, int dim, float hcEps,
+            float normEps, @Cast("int64_t") long stream);
+
+    public static native int strata_attn_lists(@Cast("int64_t") long positions, @Cast("int64_t") long tokenSeq,
+            @Cast("int64_t") long seqFirstToken, @Cast("int64_t") long seqFirstPos, @Cast("int64_t") long windowFloor,
+            @Cast("int64_t") long swaTable, int swaStride, int swaPositionsPerPage, int swaSpan, int swaPagesPerSpan,
+            @Cast("int64_t") long compTable, int compStride, int ratio, int topk, int window,
+            @Cast("int64_t") long lists, @Cast("int64_t") long listLen, @Cast("int64_t") long listStride,
+            int numTokens, @Cast("int64_t") long stream);
+
+    public static native int strata_copy_entries(@Cast("int64_t") long staging, int entryBytes, int dataBytes,
+            int scaleBytes, @Cast("int64_t") long slots, @Cast("int64_t") long pool, @Cast("int64_t") long pageBytes,
+            int entriesPerPage, int dataStride, int scaleBase, int scaleStride, int numTokens,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_cuda_check(int sync);
 }
