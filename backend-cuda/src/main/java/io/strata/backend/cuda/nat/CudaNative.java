@@ -143,4 +143,36 @@ public final class CudaNative {
             @Cast("int64_t") long stream);
 
     public static native int strata_cuda_check(int sync);
+    // ---- linears and MoE (see strata_linear.h for the argument contract) ----
+
+    public static native int strata_act_fp8_roundtrip(@Cast("int64_t") long x, int lda, int m, int cols,
+            @Cast("int64_t") long out, int ldo, @Cast("int64_t") long stream);
+
+    public static native int strata_linear(int fmt, @Cast("int64_t") long w, @Cast("int64_t") long scale, int rows,
+            int cols, int groups, @Cast("int64_t") long x, int lda, int m, @Cast("int64_t") long y, int ldy,
+            int bf16Out, int quantizeInput, @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
+
+    public static native int strata_moe_tile_rows(int m);
+
+    public static native int strata_moe_route(@Cast("int64_t") long scores, int m, int experts, int k,
+            @Cast("int64_t") long bias, @Cast("int64_t") long tid2eid, int vocab, @Cast("int64_t") long tokens,
+            float routeScale, @Cast("int64_t") long ids, @Cast("int64_t") long weights, @Cast("int64_t") long stream);
+
+    public static native int strata_moe_plan(@Cast("int64_t") long ids, @Cast("int64_t") long weights, int m, int k,
+            int experts, int tileRows, @Cast("int64_t") long offsets, @Cast("int64_t") long tileOffsets,
+            @Cast("int64_t") long sortedRows, @Cast("int64_t") long sortedWeights, @Cast("int64_t") long slotOfPair,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_moe_expert_linear(int fmt, @Cast("int64_t") long w, @Cast("int64_t") long scale,
+            @Cast("int64_t") long wStride, @Cast("int64_t") long sStride, int rows, int cols, int experts, int pairs,
+            int tileRows, @Cast("int64_t") long offsets, @Cast("int64_t") long tileOffsets, @Cast("int64_t") long gather,
+            @Cast("int64_t") long x, int lda, @Cast("int64_t") long y, int ldy, @Cast("int64_t") long stream);
+
+    public static native int strata_moe_swiglu(@Cast("int64_t") long gate, @Cast("int64_t") long up,
+            @Cast("int64_t") long rowWeights, int rows, int inter, float limit, int quantize, @Cast("int64_t") long out,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_moe_combine(@Cast("int64_t") long routed, @Cast("int64_t") long shared,
+            @Cast("int64_t") long ids, @Cast("int64_t") long slotOfPair, int m, int k, int dim, @Cast("int64_t") long out,
+            @Cast("int64_t") long stream);
 }
