@@ -250,16 +250,17 @@ __global__ void k_attn_lists(const int *positions, const int *token_seq, const i
     if (threadIdx.x == 0) list_len[t] = window + extra;
 }
 
-__global__ void k_copy_entries(const uint8_t *staging, int entry_bytes, int data_bytes, int scale_bytes,
-                               const int64_t *slots, EntryLayout dst) {
+__global__ void k_copy_entries(EntryLayout src, int data_bytes, int scale_bytes, const int64_t *slots,
+                               EntryLayout dst) {
     int t = blockIdx.x;
     int64_t slot = slots[t];
     if (slot < 0) return;
-    const uint8_t *src = staging + (int64_t) t * entry_bytes;
+    const uint8_t *sd = src.data(t);
+    const uint8_t *ss = src.scales(t);
     uint8_t *d = dst.data(slot);
     uint8_t *sc = dst.scales(slot);
-    for (int i = threadIdx.x; i < data_bytes; i += blockDim.x) d[i] = src[i];
-    for (int i = threadIdx.x; i < scale_bytes; i += blockDim.x) sc[i] = src[data_bytes + i];
+    for (int i = threadIdx.x; i < data_bytes; i += blockDim.x) d[i] = sd[i];
+    for (int i = threadIdx.x; i < scale_bytes; i += blockDim.x) sc[i] = ss[i];
 }
 
 inline cudaStream_t as_stream(int64_t s) { return reinterpret_cast<cudaStream_t>(s); }
@@ -331,13 +332,15 @@ int strata_attn_lists(int64_t positions, int64_t token_seq, int64_t seq_first_to
     return launched();
 }
 
-int strata_copy_entries(int64_t staging, int entry_bytes, int data_bytes, int scale_bytes, int64_t slots,
+int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entries_per_page, int src_data_stride,
+                        int src_scale_base, int src_scale_stride, int data_bytes, int scale_bytes, int64_t slots,
                         int64_t pool, int64_t page_bytes, int entries_per_page, int data_stride, int scale_base,
                         int scale_stride, int num_tokens, int64_t stream) {
     if (num_tokens <= 0) return 0;
+    EntryLayout src{(uint8_t *) src_pool, src_page_bytes, src_entries_per_page, src_data_stride, src_scale_base,
+                    src_scale_stride};
     EntryLayout dst{(uint8_t *) pool, page_bytes, entries_per_page, data_stride, scale_base, scale_stride};
-    k_copy_entries<<<num_tokens, 64, 0, as_stream(stream)>>>((const uint8_t *) staging, entry_bytes, data_bytes,
-                                                            scale_bytes, (const int64_t *) slots, dst);
+    k_copy_entries<<<num_tokens, 64, 0, as_stream(stream)>>>(src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
     return launched();
 }
 

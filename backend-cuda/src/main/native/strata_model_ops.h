@@ -43,9 +43,10 @@ int strata_attn_lists(int64_t positions, int64_t token_seq, int64_t seq_first_to
                       int topk, int window, int64_t lists, int64_t list_len, int64_t list_stride, int num_tokens,
                       int64_t stream);
 
-/* Copies entry t of a packed staging area (data_bytes + scale_bytes per entry, scales after the data)
- * to slot slots[t] (int64, -1 = skip) of a cache layout. */
-int strata_copy_entries(int64_t staging, int entry_bytes, int data_bytes, int scale_bytes, int64_t slots,
+/* Copies entry t (slot t) of the staging layout src_* to slot slots[t] (int64, -1 = skip) of the cache
+ * layout dst_*: data_bytes of values and scale_bytes of scales (addressing as in strata_kernels.h). */
+int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entries_per_page, int src_data_stride,
+                        int src_scale_base, int src_scale_stride, int data_bytes, int scale_bytes, int64_t slots,
                         int64_t pool, int64_t page_bytes, int entries_per_page, int data_stride, int scale_base,
                         int scale_stride, int num_tokens, int64_t stream);
 

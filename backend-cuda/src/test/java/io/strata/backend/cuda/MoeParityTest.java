@@ -47,7 +47,9 @@ class MoeParityTest {
     }
 
     private static Path models() {
-        return Path.of(System.getProperty("strata.models.dir"));
+        // Maven sets the property; a device run starts in the repository root
+        String p = System.getProperty("strata.models.dir");
+        return p != null ? Path.of(p) : Path.of("models");
     }
 
     @Test
@@ -110,6 +112,8 @@ class MoeParityTest {
     @Test
     void stableFixtureWithBf16ExpertsMatchesTheCpu() {
         Path dir = models().resolve("dsv4-tiny-stable");
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isRegularFile(dir.resolve("config.json")),
+            "dsv4-tiny-stable is not on this host (a GPU run carries only dsv4-tiny-fp8)");
         try (Checkpoint ckpt = Checkpoint.open(dir)) {
             ModelConfig cfg = parse(dir);
             Random rnd = new Random(21);
@@ -132,7 +136,7 @@ class MoeParityTest {
     @Test
     void syntheticFp8ExpertsMatchTheCpu(@TempDir Path tmp) throws Exception {
         SyntheticCheckpoint.write(SHAPE, tmp);
-        try (Checkpoint ckpt = Checkpoint.open(tmp); Arena arena = Arena.ofConfined()) {
+        try (Checkpoint ckpt = Checkpoint.open(tmp); Arena arena = Arena.ofShared()) {
             ModelConfig cfg = parse(tmp);
             TensorSet fp8 = withFp8Experts(ckpt, cfg, arena, new Random(23));
             Random rnd = new Random(24);

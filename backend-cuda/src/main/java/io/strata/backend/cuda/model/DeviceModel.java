@@ -177,13 +177,16 @@ final class DeviceModel {
         LinearKernels.linear(layer.wkv, x, dim, T, kvRow, headDim, true, lin, stream);
         check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, T, headDim, eps, stream), "kv norm");
         long staging = ws.get("staging", (long) T * MAIN_ENTRY);
-        EntryLayout stagingLayout = EntryLayout.packed(T, (long) T * MAIN_ENTRY, MAIN_DATA, MAIN_ENTRY);
+        // split like FlashMLA's page (all values, then all scales) so every entry's values stay 16-byte aligned
+        EntryLayout stagingLayout = EntryLayout.mainSplit(T, (long) T * MAIN_ENTRY);
         FusedKernels.qNormRopeKvInsert(new FusedKernels.QkvStep(q, kvRow, plan.stagingSlots, rope.query(), staging,
             stagingLayout, T, heads, eps), FusedKernels.Variant.FUSED, 0, stream);
         var swaGroup = kv.group(CacheKind.SWA_KV, l);
         EntryLayout swa = kv.entries(CacheKind.SWA_KV);
         long swaPool = kv.pool(CacheKind.SWA_KV, l);
-        check(CudaNative.strata_copy_entries(staging, MAIN_ENTRY, MAIN_DATA, 8, plan.writeSlots(swaGroup), swaPool,
+        check(CudaNative.strata_copy_entries(staging, stagingLayout.pageBytes(), stagingLayout.entriesPerPage(),
+            stagingLayout.dataStride(), stagingLayout.scaleBase(), stagingLayout.scaleStride(), MAIN_DATA, 8,
+            plan.writeSlots(swaGroup), swaPool,
             swa.pageBytes(), swa.entriesPerPage(), swa.dataStride(), swa.scaleBase(), swa.scaleStride(), T, stream),
             "window insert");
         // compressed entries this step completes

@@ -137,7 +137,8 @@ public final class CudaNative {
             @Cast("int64_t") long lists, @Cast("int64_t") long listLen, @Cast("int64_t") long listStride,
             int numTokens, @Cast("int64_t") long stream);
 
-    public static native int strata_copy_entries(@Cast("int64_t") long staging, int entryBytes, int dataBytes,
+    public static native int strata_copy_entries(@Cast("int64_t") long srcPool, @Cast("int64_t") long srcPageBytes,
+            int srcEntriesPerPage, int srcDataStride, int srcScaleBase, int srcScaleStride, int dataBytes,
             int scaleBytes, @Cast("int64_t") long slots, @Cast("int64_t") long pool, @Cast("int64_t") long pageBytes,
             int entriesPerPage, int dataStride, int scaleBase, int scaleStride, int numTokens,
             @Cast("int64_t") long stream);

@@ -36,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * routing margins, the indexer keeping every entry) against the CPU with the tight criteria.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.MethodName.class)
 class ModelParityTest {
     /** V4-Flash's attention and expert dimensions, 3 layers (window, C4A, C128A), 16 experts. */
     static final SyntheticCheckpoint.Shape FLASH = new SyntheticCheckpoint.Shape(4096, 3, 64, 1024, 8, 1024, 16, 6,
@@ -203,13 +204,13 @@ class ModelParityTest {
         stableShape(PRO, dir, "pro-shaped");
     }
 
-    /** Two requests (600-token prompt in chunks of 256, 40-token prompt), 12 decode steps batched, then a prefix hit. */
+    /** Two requests (600-token prompt in chunks of 256, 40-token prompt), 40 decode steps batched, then a prefix hit. */
     private void stableShape(SyntheticCheckpoint.Shape shape, Path dir, String id) throws Exception {
         SyntheticCheckpoint.writeStable(shape, dir);
         Files.copy(models().resolve("dsv4-tiny-fp8").resolve("tokenizer.json"), dir.resolve("tokenizer.json"));
         Random rnd = new Random(7);
-        int[] a = rnd.ints(612, 2, shape.vocab()).toArray();
-        int[] b = rnd.ints(52, 2, shape.vocab()).toArray();
+        int[] a = rnd.ints(640, 2, shape.vocab()).toArray();
+        int[] b = rnd.ints(80, 2, shape.vocab()).toArray();
         try (Pair m = Pair.open(dir, id)) {
             Function<Schedule.Pages, List<Schedule.Request>> batched = pages -> List.of(
                 new Schedule.Request(1, a, 600, 256, pages.tables(a.length)),
