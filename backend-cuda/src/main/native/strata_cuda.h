@@ -37,6 +37,8 @@ int strata_cuda_synchronize(void);
 
 /* ---- fused kernels (see docs/cuda-backend.md for the exact math and byte formats) ----------- */
 #include "strata_kernels.h"
+#include "strata_model_ops.h"
+#include "strata_linear.h"
 
 #ifdef __cplusplus
 }

@@ -106,4 +106,74 @@ public final class CudaNative {
             @Cast("int64_t") long listLen, @Cast("int64_t") long listStride, @Cast("int64_t") long sink, float scale,
             @Cast("const int64_t*") long[] sources, int numSources, @Cast("int64_t") long out, int numRows,
             @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
+
+    // ---- model glue: embedding, hyper-connections, norms, attention lists, staging
+
+    public static native int strata_embed(@Cast("int64_t") long tokens, @Cast("int64_t") long embed,
+            @Cast("int64_t") long out, int numTokens, int dim, int hc, @Cast("int64_t") long stream);
+
+    public static native int strata_rms_norm(@Cast("int64_t") long x, @Cast("int64_t") long xStride,
+            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int rows, int n,
+            float eps, @Cast("int64_t") long stream);
+
+    public static native int strata_hc_pre(@Cast("int64_t") long h, @Cast("int64_t") long fn,
+            @Cast("int64_t") long base, @Cast("int64_t") long scale, @Cast("int64_t") long norm,
+            @Cast("int64_t") long outX, @Cast("int64_t") long outMix, int numTokens, int hc, int dim, int iters,
+            float hcEps, float normEps, @Cast("int64_t") long stream);
+
+    public static native int strata_hc_post(@Cast("int64_t") long y, @Cast("int64_t") long res,
+            @Cast("int64_t") long mix, @Cast("int64_t") long next, int numTokens, int hc, int dim,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_hc_head(@Cast("int64_t") long h, @Cast("int64_t") long rows,
+            @Cast("int64_t") long fn, @Cast("int64_t") long base, @Cast("int64_t") long scale,
+            @Cast("int64_t") long norm, @Cast("int64_t") long outX, int numRows, int hc, int dim, float hcEps,
+            float normEps, @Cast("int64_t") long stream);
+
+    public static native int strata_attn_lists(@Cast("int64_t") long positions, @Cast("int64_t") long tokenSeq,
+            @Cast("int64_t") long seqFirstToken, @Cast("int64_t") long seqFirstPos, @Cast("int64_t") long windowFloor,
+            @Cast("int64_t") long swaTable, int swaStride, int swaPositionsPerPage, int swaSpan, int swaPagesPerSpan,
+            @Cast("int64_t") long compTable, int compStride, int ratio, int topk, int window,
+            @Cast("int64_t") long lists, @Cast("int64_t") long listLen, @Cast("int64_t") long listStride,
+            int numTokens, @Cast("int64_t") long stream);
+
+    public static native int strata_copy_entries(@Cast("int64_t") long srcPool, @Cast("int64_t") long srcPageBytes,
+            int srcEntriesPerPage, int srcDataStride, int srcScaleBase, int srcScaleStride, int dataBytes,
+            int scaleBytes, @Cast("int64_t") long slots, @Cast("int64_t") long pool, @Cast("int64_t") long pageBytes,
+            int entriesPerPage, int dataStride, int scaleBase, int scaleStride, int numTokens,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_cuda_check(int sync);
+    // ---- linears and MoE (see strata_linear.h for the argument contract) ----
+
+    public static native int strata_act_fp8_roundtrip(@Cast("int64_t") long x, int lda, int m, int cols,
+            @Cast("int64_t") long out, int ldo, @Cast("int64_t") long stream);
+
+    public static native int strata_linear(int fmt, @Cast("int64_t") long w, @Cast("int64_t") long scale, int rows,
+            int cols, int groups, @Cast("int64_t") long x, int lda, int m, @Cast("int64_t") long y, int ldy,
+            int bf16Out, int quantizeInput, @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
+
+    public static native int strata_moe_tile_rows(int m);
+
+    public static native int strata_moe_route(@Cast("int64_t") long scores, int m, int experts, int k,
+            @Cast("int64_t") long bias, @Cast("int64_t") long tid2eid, int vocab, @Cast("int64_t") long tokens,
+            float routeScale, @Cast("int64_t") long ids, @Cast("int64_t") long weights, @Cast("int64_t") long stream);
+
+    public static native int strata_moe_plan(@Cast("int64_t") long ids, @Cast("int64_t") long weights, int m, int k,
+            int experts, int tileRows, @Cast("int64_t") long offsets, @Cast("int64_t") long tileOffsets,
+            @Cast("int64_t") long sortedRows, @Cast("int64_t") long sortedWeights, @Cast("int64_t") long slotOfPair,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_moe_expert_linear(int fmt, @Cast("int64_t") long w, @Cast("int64_t") long scale,
+            @Cast("int64_t") long wStride, @Cast("int64_t") long sStride, int rows, int cols, int experts, int pairs,
+            int tileRows, @Cast("int64_t") long offsets, @Cast("int64_t") long tileOffsets, @Cast("int64_t") long gather,
+            @Cast("int64_t") long x, int lda, @Cast("int64_t") long y, int ldy, @Cast("int64_t") long stream);
+
+    public static native int strata_moe_swiglu(@Cast("int64_t") long gate, @Cast("int64_t") long up,
+            @Cast("int64_t") long rowWeights, int rows, int inter, float limit, int quantize, @Cast("int64_t") long out,
+            @Cast("int64_t") long stream);
+
+    public static native int strata_moe_combine(@Cast("int64_t") long routed, @Cast("int64_t") long shared,
+            @Cast("int64_t") long ids, @Cast("int64_t") long slotOfPair, int m, int k, int dim, @Cast("int64_t") long out,
+            @Cast("int64_t") long stream);
 }

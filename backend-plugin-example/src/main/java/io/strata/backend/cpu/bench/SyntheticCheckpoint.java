@@ -31,14 +31,52 @@ public final class SyntheticCheckpoint {
 
     private final SplittableRandom rnd = new SplittableRandom(42);
     private final Shape s;
+    private final boolean stable;
 
-    private SyntheticCheckpoint(Shape s) {
+    private SyntheticCheckpoint(Shape s, boolean stable) {
         this.s = s;
+        this.stable = stable;
+    }
+
+    /** The dimensions of the {@code dsv4-tiny-*} fixtures (hidden 256, 6 layers, vocab 1024 = their tokenizer's). */
+    public static final Shape TINY = new Shape(256, 6, 4, 128, 2, 128, 8, 2, 128, 8, 256, 1024, 2);
+
+    /**
+     * Writes a model directory for a run without a checkpoint to copy: {@code <dir> tiny|h1024 [stable]}
+     * (add the fixtures' {@code tokenizer.json} to serve it).
+     */
+    public static void main(String[] args) throws IOException {
+        if (args.length < 2) {
+            System.err.println("usage: SyntheticCheckpoint <dir> tiny|h1024 [stable]");
+            System.exit(2);
+        }
+        Shape shape = switch (args[1]) {
+            case "tiny" -> TINY;
+            case "h1024" -> H1024_L8;
+            default -> throw new IllegalArgumentException("unknown shape " + args[1]);
+        };
+        Path dir = Path.of(args[0]);
+        if (args.length > 2 && args[2].equals("stable")) {
+            writeStable(shape, dir);
+        } else {
+            write(shape, dir);
+        }
+        System.out.println("wrote " + dir);
     }
 
     /** Writes {@code config.json} and {@code model.safetensors} into {@code dir}. */
     public static void write(Shape s, Path dir) throws IOException {
-        new SyntheticCheckpoint(s).writeTo(dir);
+        new SyntheticCheckpoint(s, false).writeTo(dir);
+    }
+
+    /**
+     * The stable construction of the {@code dsv4-tiny-stable} fixture at any shape: BF16 linears and experts
+     * (no quantization), router weights ten times larger (wide routing margins) and {@code indexTopk} as given
+     * (choose it at least the compressed entries a test reaches, so the indexer keeps every entry): two
+     * implementations that differ only in summation order then make the same discrete choices.
+     */
+    public static void writeStable(Shape s, Path dir) throws IOException {
+        new SyntheticCheckpoint(s, true).writeTo(dir);
     }
 
     private void writeTo(Path dir) throws IOException {
@@ -85,7 +123,7 @@ public final class SyntheticCheckpoint {
                 f32(w, p + "hc_" + sub + "_base", 0.1f, 24);
                 w.addF32(p + "hc_" + sub + "_scale", new int[]{3}, 1f, 1f, 1f);
             }
-            bf16(w, p + "ffn.gate.weight", 0.05f, s.experts(), d);
+            bf16(w, p + "ffn.gate.weight", stable ? 0.5f : 0.05f, s.experts(), d);
             if (l < s.hashLayers()) {
                 long[] ids = new long[s.vocab() * s.topk()];
                 for (int t = 0; t < s.vocab(); t++) {
@@ -133,12 +171,11 @@ public final class SyntheticCheckpoint {
              "routed_scaling_factor": 1.5, "swiglu_limit": 10.0, "hidden_act": "silu", "hc_mult": 4,
              "hc_sinkhorn_iters": 20, "hc_eps": 1e-06, "num_nextn_predict_layers": 1, "rms_norm_eps": 1e-06,
              "bos_token_id": 0, "eos_token_id": 1, "tie_word_embeddings": false, "attention_bias": false,
-             "attention_dropout": 0.0, "initializer_range": 0.02, "torch_dtype": "bfloat16", "use_cache": true,
-             "expert_dtype": "fp4",
-             "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "scale_fmt": "ue8m0",
-                                     "weight_block_size": [128, 128], "activation_scheme": "dynamic"}}
+             "attention_dropout": 0.0, "initializer_range": 0.02, "torch_dtype": "bfloat16", "use_cache": true%s}
             """.formatted(s.vocab(), s.hidden(), s.layers(), s.heads(), s.qLora(), s.oGroups(), s.oLora(), ratios,
-            s.indexHeads(), s.indexTopk(), s.experts(), s.topk(), s.inter(), s.hashLayers());
+            s.indexHeads(), s.indexTopk(), s.experts(), s.topk(), s.inter(), s.hashLayers(), stable ? "" : ", \"expert_dtype\": \"fp4\", \"quantization_config\": {\"quant_method\": \"fp8\","
+                + " \"fmt\": \"e4m3\", \"scale_fmt\": \"ue8m0\", \"weight_block_size\": [128, 128],"
+                + " \"activation_scheme\": \"dynamic\"}");
     }
 
     private void bf16(SafetensorsWriter w, String name, float std, int... shape) {
@@ -165,8 +202,12 @@ public final class SyntheticCheckpoint {
         w.addF32(name, shape, v);
     }
 
-    /** Random e4m3 codes (never NaN) and ue8m0 scales around 2^-8. */
+    /** Random e4m3 codes (never NaN) and ue8m0 scales around 2^-8; BF16 of the same spread when stable. */
     private void fp8(SafetensorsWriter w, String prefix, int out, int in) {
+        if (stable) {
+            bf16(w, prefix + ".weight", (float) (2 / Math.sqrt(in)), out, in);
+            return;
+        }
         byte[] q = new byte[out * in];
         for (int i = 0; i < q.length; i++) {
             int b = rnd.nextInt(256);
@@ -183,6 +224,10 @@ public final class SyntheticCheckpoint {
     }
 
     private void fp4(SafetensorsWriter w, String prefix, int out, int in) {
+        if (stable) {
+            bf16(w, prefix + ".weight", (float) (2 / Math.sqrt(in)), out, in);
+            return;
+        }
         byte[] q = new byte[out * in / 2];
         for (int i = 0; i < q.length; i++) {
             q[i] = (byte) rnd.nextInt(256);

@@ -1,0 +1,98 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.backend.cuda.DeviceBuffer;
+import io.strata.backend.cuda.EntryLayout;
+import io.strata.backend.cuda.FusedKernels;
+import io.strata.kv.BucketLayout;
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
+import io.strata.kv.KindLayout;
+import io.strata.kv.KvLayout;
+import io.strata.kv.PageBucket;
+
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The three bucket pools in device memory, laid out exactly as {@link KvLayout} says (a page index is a
+ * row of its bucket; a layer's page of a kind sits at its slot inside the row), and where each layer's
+ * caches start in them.
+ */
+final class DeviceKvCache implements AutoCloseable {
+    private final KvLayout layout;
+    private final Map<PageBucket, DeviceBuffer> buffers = new EnumMap<>(PageBucket.class);
+    private final Map<PageBucket, Integer> pages = new EnumMap<>(PageBucket.class);
+
+    DeviceKvCache(KvLayout layout, Map<PageBucket, Integer> pagesPerBucket) {
+        this.layout = layout;
+        try {
+            for (BucketLayout b : layout.buckets()) {
+                Integer n = pagesPerBucket.get(b.bucket());
+                if (n == null || n < 0) {
+                    throw new IllegalArgumentException("no page count given for bucket " + b.bucket());
+                }
+                DeviceBuffer buf = DeviceBuffer.allocate(Math.max(1, (long) n * b.rowBytes()));
+                buffers.put(b.bucket(), buf);
+                pages.put(b.bucket(), n);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    KvLayout layout() {
+        return layout;
+    }
+
+    Map<PageBucket, Integer> pages() {
+        return Map.copyOf(pages);
+    }
+
+    Map<PageBucket, Long> bytes() {
+        Map<PageBucket, Long> out = new EnumMap<>(PageBucket.class);
+        buffers.forEach((b, buf) -> out.put(b, buf.bytes()));
+        return out;
+    }
+
+    long totalBytes() {
+        return buffers.values().stream().mapToLong(DeviceBuffer::bytes).sum();
+    }
+
+    /** The group of {@code kind} that holds {@code layer}. */
+    KindGroup group(CacheKind kind, int layer) {
+        for (KindGroup g : layout.kind(kind).groups()) {
+            if (g.slotOf(layer) >= 0) {
+                return g;
+            }
+        }
+        throw new IllegalArgumentException("layer " + layer + " has no " + kind + " group in the layout");
+    }
+
+    /** Device address of layer {@code layer}'s page of {@code kind} in page row 0 (pages are rowBytes apart). */
+    long pool(CacheKind kind, int layer) {
+        KindGroup g = group(kind, layer);
+        KindLayout k = layout.kind(kind);
+        return buffers.get(g.bucket()).address() + (long) g.slotOf(layer) * k.layerPageBytes();
+    }
+
+    EntryLayout entries(CacheKind kind) {
+        KindLayout k = layout.kind(kind);
+        return EntryLayout.of(k, layout.bucket(k.bucket()).rowBytes());
+    }
+
+    FusedKernels.StatePaging statePaging(CacheKind kind) {
+        KindLayout k = layout.kind(kind);
+        return FusedKernels.StatePaging.of(k, layout.bucket(k.bucket()).rowBytes());
+    }
+
+    KindLayout kind(CacheKind kind) {
+        return layout.kind(kind);
+    }
+
+    @Override
+    public void close() {
+        buffers.values().forEach(DeviceBuffer::close);
+        buffers.clear();
+    }
+}

@@ -1,0 +1,101 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.model.checkpoint.TensorSet;
+import io.strata.model.config.LayerKind;
+import io.strata.model.config.LayerSpec;
+import io.strata.model.config.ModelConfig;
+
+/**
+ * One transformer block's weights on the device, in their checkpoint formats: the two hyper-connection
+ * mixes and norms, the attention projections, the compressor and indexer of compressed layers, the MoE.
+ */
+final class DeviceLayer {
+
+    /** A hyper-connection mix: fn fp32 [(2+hc)·hc, hc·dim], base fp32 [(2+hc)·hc], scale fp32 [3]. */
+    record Mix(long fn, long base, long scale) {
+    }
+
+    /** Gated pooling weights: wkv and wgate (fp32 linears), ape fp32 [ratio, coff·hd], norm fp32 [hd]. */
+    record Compressor(DeviceMatrix wkv, DeviceMatrix wgate, long ape, long norm, int ratio, int headDim) {
+        int width() {
+            return (ratio == 4 ? 2 : 1) * headDim;
+        }
+    }
+
+    /** The lightning indexer of a C4A layer. */
+    record Indexer(DeviceMatrix wqB, DeviceMatrix weightsProj, Compressor compressor) {
+    }
+
+    final LayerSpec spec;
+    final LayerKind kind;
+    final long attnNorm;
+    final long ffnNorm;
+    final Mix hcAttn;
+    final Mix hcFfn;
+    final DeviceMatrix wqA;
+    final long qNorm;
+    final DeviceMatrix wqB;
+    final DeviceMatrix wkv;
+    final long kvNorm;
+    final DeviceMatrix woA;
+    final DeviceMatrix woB;
+    final long sink;
+    final Compressor compressor;
+    final Indexer indexer;
+    final DeviceMoe moe;
+
+    DeviceLayer(WeightStore store, TensorSet src, ModelConfig cfg, LayerSpec spec) {
+        this.spec = spec;
+        this.kind = spec.kind();
+        var a = cfg.attention();
+        int dim = cfg.hiddenSize();
+        int hc = cfg.hyperConnections().mult();
+        int mix = (2 + hc) * hc;
+        String p = spec.weightPrefix();
+        attnNorm = floats(store, src, p + "attn_norm.weight", dim);
+        ffnNorm = floats(store, src, p + "ffn_norm.weight", dim);
+        hcAttn = new Mix(floats(store, src, p + "hc_attn_fn", (long) mix * hc * dim),
+            floats(store, src, p + "hc_attn_base", mix), floats(store, src, p + "hc_attn_scale", 3));
+        hcFfn = new Mix(floats(store, src, p + "hc_ffn_fn", (long) mix * hc * dim),
+            floats(store, src, p + "hc_ffn_base", mix), floats(store, src, p + "hc_ffn_scale", 3));
+        String at = p + "attn";
+        int qw = a.numHeads() * a.headDim();
+        wqA = DeviceMatrix.load(store, src, at + ".wq_a", a.qLoraRank(), dim);
+        qNorm = floats(store, src, at + ".q_norm.weight", a.qLoraRank());
+        wqB = DeviceMatrix.load(store, src, at + ".wq_b", qw, a.qLoraRank());
+        wkv = DeviceMatrix.load(store, src, at + ".wkv", a.headDim(), dim);
+        kvNorm = floats(store, src, at + ".kv_norm.weight", a.headDim());
+        woA = DeviceMatrix.load(store, src, at + ".wo_a", a.oGroups() * a.oLoraRank(), qw / a.oGroups());
+        woB = DeviceMatrix.load(store, src, at + ".wo_b", dim, a.oGroups() * a.oLoraRank());
+        sink = floats(store, src, at + ".attn_sink", a.numHeads());
+        compressor = kind.hasCompressor()
+            ? compressor(store, src, at + ".compressor", kind.compressRatio(), a.headDim(), dim) : null;
+        if (kind.hasIndexer()) {
+            var ix = cfg.indexer();
+            String ip = at + ".indexer";
+            indexer = new Indexer(DeviceMatrix.load(store, src, ip + ".wq_b", ix.numHeads() * ix.headDim(), a.qLoraRank()),
+                DeviceMatrix.load(store, src, ip + ".weights_proj", ix.numHeads(), dim),
+                compressor(store, src, ip + ".compressor", 4, ix.headDim(), dim));
+        } else {
+            indexer = null;
+        }
+        moe = DeviceMoe.load(store, src, cfg, spec);
+    }
+
+    private static Compressor compressor(WeightStore store, TensorSet src, String prefix, int ratio, int headDim, int dim) {
+        int width = (ratio == 4 ? 2 : 1) * headDim;
+        return new Compressor(DeviceMatrix.loadTensor(store, src, prefix + ".wkv.weight", width, dim),
+            DeviceMatrix.loadTensor(store, src, prefix + ".wgate.weight", width, dim),
+            floats(store, src, prefix + ".ape", (long) ratio * width), floats(store, src, prefix + ".norm.weight", headDim),
+            ratio, headDim);
+    }
+
+    /** A small tensor (norm, mix, sink, ape) as fp32 on the device, whatever its stored dtype. */
+    static long floats(WeightStore store, TensorSet src, String name, long n) {
+        var t = src.tensor(name);
+        if (t.elementCount() != n) {
+            throw new IllegalArgumentException("tensor " + name + ": expected " + n + " values, found " + t.elementCount());
+        }
+        return store.upload(t.toFloatArray()).address();
+    }
+}

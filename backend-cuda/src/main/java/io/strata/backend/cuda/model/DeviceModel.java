@@ -1,0 +1,285 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.backend.cuda.CudaRuntime;
+import io.strata.backend.cuda.DeviceBuffer;
+import io.strata.backend.cuda.EntryLayout;
+import io.strata.backend.cuda.FusedKernels;
+import io.strata.backend.cuda.SparseKernels;
+import io.strata.backend.cuda.nat.CudaNative;
+import io.strata.kv.CacheKind;
+import io.strata.model.checkpoint.TensorSet;
+import io.strata.model.config.LayerSpec;
+import io.strata.model.config.ModelConfig;
+import io.strata.model.config.RopeConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The DeepSeek-V4 trunk on one GPU, step by step as the CPU backend's {@code CpuModel} runs it: embedding
+ * into {@code hc} streams, every block (HC-pre, attention, HC-post, HC-pre, MoE, HC-post), the HC head,
+ * the final norm and the logits of the rows the engine asked for. All rows of a step go through each
+ * kernel together; everything a request remembers lives in the KV pools.
+ */
+final class DeviceModel {
+    private static final int MAIN_ENTRY = 584;
+    private static final int MAIN_DATA = 576;
+    private static final int HEAD_ROWS = 256;
+
+    private final ModelConfig config;
+    private final int dim;
+    private final int hc;
+    private final int vocab;
+    private final int heads;
+    private final int headDim;
+    private final int qLora;
+    private final int window;
+    private final float eps;
+    private final float hcEps;
+    private final long embed;
+    private final long norm;
+    private final long headFn;
+    private final long headBase;
+    private final long headScale;
+    private final DeviceMatrix head;
+    private final List<DeviceLayer> layers = new ArrayList<>();
+    private final List<RopeConfig> ropes = new ArrayList<>();
+
+    DeviceModel(ModelConfig config, TensorSet src, WeightStore store) {
+        this.config = config;
+        var a = config.attention();
+        dim = config.hiddenSize();
+        hc = config.hyperConnections().mult();
+        vocab = config.vocabSize();
+        heads = a.numHeads();
+        headDim = a.headDim();
+        qLora = a.qLoraRank();
+        window = a.slidingWindow();
+        eps = (float) config.rmsNormEps();
+        hcEps = (float) config.hyperConnections().eps();
+        var e = src.tensor("embed.weight");
+        if (!e.dtype().name().equals("BF16") || !e.hasShape(vocab, dim)) {
+            throw new IllegalArgumentException("tensor embed.weight: expected BF16 [" + vocab + ", " + dim + "], found "
+                + e.dtype() + " " + java.util.Arrays.toString(e.shape()));
+        }
+        embed = store.upload(e).address();
+        norm = DeviceLayer.floats(store, src, "norm.weight", dim);
+        headFn = DeviceLayer.floats(store, src, "hc_head_fn", (long) hc * hc * dim);
+        headBase = DeviceLayer.floats(store, src, "hc_head_base", hc);
+        headScale = DeviceLayer.floats(store, src, "hc_head_scale", 1);
+        head = DeviceMatrix.loadTensor(store, src, "head.weight", vocab, dim);
+        for (LayerSpec spec : config.schedule().layers()) {
+            if (!spec.mtp()) {
+                layers.add(new DeviceLayer(store, src, config, spec));
+                if (!ropes.contains(spec.rope())) {
+                    ropes.add(spec.rope());
+                }
+            }
+        }
+    }
+
+    ModelConfig config() {
+        return config;
+    }
+
+    List<RopeConfig> ropes() {
+        return List.copyOf(ropes);
+    }
+
+    int window() {
+        return window;
+    }
+
+    /**
+     * Device bytes of activations for a step of {@code tokens} rows whose lists hold up to {@code listEntries}
+     * entries per row (the KV budget leaves this much free).
+     */
+    long activationBytes(int tokens, int listEntries) {
+        long t = tokens;
+        long b = 3 * t * hc * dim * 2 + 2 * t * dim * 2 + t * (2 * hc + hc * hc) * 4;
+        b += t * qLora * 2 + 2 * t * heads * headDim * 2 + t * headDim * 2 + t * MAIN_ENTRY;
+        var at = config.attention();
+        b += t * at.oGroups() * at.oLoraRank() * 2 + 2 * t * 2 * headDim * 4;
+        var ix = config.indexer();
+        b += t * ix.numHeads() * ix.headDim() * 3 + t * ix.numHeads() * 24 + 2 * t * 2 * ix.headDim() * 4;
+        b += t * listEntries * 6L + t * ix.topk() * 4L;
+        b += LinearKernels.workspaceBytes(tokens, Math.max(dim, heads * headDim));
+        b += DeviceMoe.workspaceBytes(config, tokens);
+        b += (long) HEAD_ROWS * vocab * 4 + (long) HEAD_ROWS * dim * 2;
+        return b;
+    }
+
+    /** Runs a step; returns the logits of {@code plan.logitRows}, {@code vocab} fp32 each. */
+    float[] forward(StepPlan plan, DeviceKvCache kv, Workspace ws, long stream) {
+        int T = plan.tokens;
+        long streams = (long) T * hc * dim * 2;
+        long h = ws.get("h", streams);
+        long next = ws.get("next", streams);
+        long mid = ws.get("mid", streams);
+        long x = ws.get("x", (long) T * dim * 2);
+        long y = ws.get("y", (long) T * dim * 2);
+        long mix = ws.get("mix", (long) T * (2 * hc + hc * hc) * 4);
+        int iters = config.hyperConnections().sinkhornIters();
+        check(CudaNative.strata_embed(plan.tokenIds, embed, h, T, dim, hc, stream), "embedding");
+        for (int l = 0; l < layers.size(); l++) {
+            DeviceLayer layer = layers.get(l);
+            check(CudaNative.strata_hc_pre(h, layer.hcAttn.fn(), layer.hcAttn.base(), layer.hcAttn.scale(),
+                layer.attnNorm, x, mix, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
+            attention(l, layer, plan, kv, ws, x, y, stream);
+            check(CudaNative.strata_hc_post(y, h, mix, mid, T, hc, dim, stream), "hc post (attention)");
+            check(CudaNative.strata_hc_pre(mid, layer.hcFfn.fn(), layer.hcFfn.base(), layer.hcFfn.scale(),
+                layer.ffnNorm, x, mix, T, hc, dim, iters, hcEps, eps, stream), "hc pre (ffn)");
+            layer.moe.forward(x, plan.tokenIds, T, y, ws.get("moe", DeviceMoe.workspaceBytes(config, T)), stream);
+            check(CudaNative.strata_hc_post(y, mid, mix, next, T, hc, dim, stream), "hc post (ffn)");
+            long tmp = h;
+            h = next;
+            next = tmp;
+        }
+        return logits(plan, h, ws, stream);
+    }
+
+    /** The HC head and final norm of the requested rows, then fp32 logits, {@link #HEAD_ROWS} rows at a time. */
+    private float[] logits(StepPlan plan, long h, Workspace ws, long stream) {
+        int rows = plan.logitRows.length;
+        float[] out = new float[rows * vocab];
+        if (rows == 0) {
+            return out;
+        }
+        long xr = ws.get("headX", (long) Math.min(rows, HEAD_ROWS) * dim * 2);
+        long logits = ws.get("logits", (long) Math.min(rows, HEAD_ROWS) * vocab * 4);
+        long lin = ws.get("linear", LinearKernels.workspaceBytes(Math.min(rows, HEAD_ROWS), dim));
+        for (int r0 = 0; r0 < rows; r0 += HEAD_ROWS) {
+            int n = Math.min(HEAD_ROWS, rows - r0);
+            check(CudaNative.strata_hc_head(h, plan.logitRowsDevice + 4L * r0, headFn, headBase, headScale, norm, xr, n,
+                hc, dim, hcEps, eps, stream), "hc head");
+            LinearKernels.linear(head, xr, dim, n, logits, vocab, false, lin, stream);
+            DeviceBuffer.download(logits, out, r0 * vocab, n * vocab);
+        }
+        return out;
+    }
+
+    /** One attention sub-layer over all rows of the step: x bf16 [T, dim] in, y bf16 [T, dim] out. */
+    private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y,
+                           long stream) {
+        int T = plan.tokens;
+        int qw = heads * headDim;
+        var at = config.attention();
+        long lin = ws.get("linear", LinearKernels.workspaceBytes(T, Math.max(Math.max(dim, qw), qLora)));
+        StepPlan.Rope rope = plan.rope(layer.spec.rope());
+        // queries: low rank, norm, up-projection; F3 below applies the head norm and RoPE in place
+        long qr = ws.get("qr", (long) T * qLora * 2);
+        LinearKernels.linear(layer.wqA, x, dim, T, qr, qLora, true, lin, stream);
+        check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
+        long q = ws.get("q", (long) T * qw * 2);
+        LinearKernels.linear(layer.wqB, qr, qLora, T, q, qw, true, lin, stream);
+        // the shared K=V row of each token, staged as a cache entry in row order, then kept where mapped
+        long kvRow = ws.get("kv", (long) T * headDim * 2);
+        LinearKernels.linear(layer.wkv, x, dim, T, kvRow, headDim, true, lin, stream);
+        check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, T, headDim, eps, stream), "kv norm");
+        long staging = ws.get("staging", (long) T * MAIN_ENTRY);
+        // split like FlashMLA's page (all values, then all scales) so every entry's values stay 16-byte aligned
+        EntryLayout stagingLayout = EntryLayout.mainSplit(T, (long) T * MAIN_ENTRY);
+        FusedKernels.qNormRopeKvInsert(new FusedKernels.QkvStep(q, kvRow, plan.stagingSlots, rope.query(), staging,
+            stagingLayout, T, heads, eps), FusedKernels.Variant.FUSED, 0, stream);
+        var swaGroup = kv.group(CacheKind.SWA_KV, l);
+        EntryLayout swa = kv.entries(CacheKind.SWA_KV);
+        long swaPool = kv.pool(CacheKind.SWA_KV, l);
+        check(CudaNative.strata_copy_entries(staging, stagingLayout.pageBytes(), stagingLayout.entriesPerPage(),
+            stagingLayout.dataStride(), stagingLayout.scaleBase(), stagingLayout.scaleStride(), MAIN_DATA, 8,
+            plan.writeSlots(swaGroup), swaPool,
+            swa.pageBytes(), swa.entriesPerPage(), swa.dataStride(), swa.scaleBase(), swa.scaleStride(), T, stream),
+            "window insert");
+        // compressed entries this step completes
+        int ratio = layer.kind.compressRatio();
+        CacheKind compKind = ratio == 4 ? CacheKind.C4A_KV : ratio == 128 ? CacheKind.C128A_KV : null;
+        if (layer.compressor != null) {
+            compress(l, layer.compressor, compKind, ratio == 4 ? CacheKind.C4_STATE : CacheKind.C128_STATE,
+                ratio == 4 ? rope.ratio4() : rope.ratio128(), plan, kv, ws, x, lin, "c", stream);
+        }
+        // attention lists: window, then all compressed entries (ratio 128) or the indexer's picks (ratio 4)
+        int topk = config.indexer().topk();
+        int listStride = window + (ratio == 4 ? topk : ratio == 128 ? Math.max(plan.maxVisible128, 1) : 0);
+        long lists = ws.get("lists", (long) T * listStride * 4);
+        long listLen = ws.get("listLen", (long) T * 4);
+        var swaTable = plan.table(swaGroup);
+        var swaKind = kv.kind(CacheKind.SWA_KV);
+        StepPlan.Table compTable = compKind != null ? plan.table(kv.group(compKind, l)) : swaTable;
+        check(CudaNative.strata_attn_lists(plan.positions, plan.tokenSeq, plan.seqFirstToken, plan.seqFirstPos,
+            plan.windowFloor, swaTable.address(), swaTable.stride(), swaKind.positionsPerPage(), swaKind.spanPositions(),
+            swaKind.pagesPerSpan(), compTable.address(), compTable.stride(), ratio, topk, window, lists, listLen,
+            listStride, T, stream), "attention lists");
+        if (layer.indexer != null) {
+            select(l, layer, plan, kv, ws, x, qr, lin, rope, lists, listStride, stream);
+        }
+        long o = ws.get("o", (long) T * qw * 2);
+        long compPool = compKind != null ? kv.pool(compKind, l) : swaPool;
+        EntryLayout compLayout = compKind != null ? kv.entries(compKind) : swa;
+        long attnWs = SparseKernels.attentionWorkspaceBytes(T, heads, listStride);
+        SparseKernels.attend(new SparseKernels.Attention(q, heads, lists, listLen, listStride, layer.sink,
+                (float) (1.0 / Math.sqrt(headDim)), List.of(new SparseKernels.Source(swaPool, swa),
+                new SparseKernels.Source(compPool, compLayout), new SparseKernels.Source(staging, stagingLayout)), o, T),
+            attnWs > 0 ? ws.get("attn", attnWs) : 0, stream);
+        FusedKernels.inverseRope(o, T, heads, rope.query(), stream);
+        int oRank = at.oGroups() * at.oLoraRank();
+        long oa = ws.get("oa", (long) T * oRank * 2);
+        LinearKernels.grouped(layer.woA, at.oGroups(), o, qw, T, oa, oRank, stream);
+        LinearKernels.linear(layer.woB, oa, oRank, T, y, dim, true, lin, stream);
+    }
+
+    /** Compressor projections (fp32) and F1: pooled entries into the compressed cache, state into its window. */
+    private void compress(int l, DeviceLayer.Compressor c, CacheKind entryKind, CacheKind stateKind, long ropeRows,
+                          StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long lin, String use, long stream) {
+        int T = plan.tokens;
+        int width = c.width();
+        long ckv = ws.get(use + "kv", (long) T * width * 4);
+        long csc = ws.get(use + "score", (long) T * width * 4);
+        LinearKernels.linear(c.wkv(), x, dim, T, ckv, width, false, lin, stream);
+        LinearKernels.linear(c.wgate(), x, dim, T, csc, width, false, lin, stream);
+        var stateGroup = kv.group(stateKind, l);
+        var stateTable = plan.table(stateGroup);
+        FusedKernels.compressInsert(new FusedKernels.CompressorStep(ckv, csc, width, c.ape(), c.norm(), ropeRows,
+            plan.positions, plan.tokenSeq, plan.seqFirstToken, plan.seqFirstPos, plan.seqNumTokens,
+            stateTable.address(), stateTable.stride(), kv.pool(stateKind, l), kv.statePaging(stateKind),
+            plan.writeSlots(kv.group(entryKind, l)), kv.pool(entryKind, l), kv.entries(entryKind), T, c.ratio(),
+            c.headDim(), eps), FusedKernels.Variant.FUSED, 0, stream);
+    }
+
+    /** The lightning indexer: its compressor, query prep, scores over all visible keys, top-k into the lists. */
+    private void select(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long qr,
+                        long lin, StepPlan.Rope rope, long lists, int listStride, long stream) {
+        int T = plan.tokens;
+        var ix = config.indexer();
+        int ih = ix.numHeads();
+        int id = ix.headDim();
+        DeviceLayer.Indexer idx = layer.indexer;
+        compress(l, idx.compressor(), CacheKind.C4_INDEXER_K, CacheKind.C4_INDEXER_STATE, rope.ratio4(), plan, kv, ws,
+            x, lin, "ic", stream);
+        long iq = ws.get("iq", (long) T * ih * id * 2);
+        long iw = ws.get("iw", (long) T * ih * 2);
+        LinearKernels.linear(idx.wqB(), qr, qLora, T, iq, ih * id, true, lin, stream);
+        LinearKernels.linear(idx.weightsProj(), x, dim, T, iw, ih, true, lin, stream);
+        long codes = ws.get("iqCodes", (long) T * ih * id);
+        long scales = ws.get("iqScales", (long) T * ih * 4 * 4);
+        long wOut = ws.get("iwOut", (long) T * ih * 4);
+        float weightScale = (float) (Math.pow(id, -0.5) * Math.pow(ih, -0.5));
+        SparseKernels.prepareQueries(new SparseKernels.IndexerQueries(iq, iw, rope.query(), codes, scales, wOut, T, ih,
+            weightScale), stream);
+        int candidates = Math.max(plan.maxCandidates4, 1);
+        long scoreStride = (candidates + 7) / 8 * 8L;
+        long scores = ws.get("scores", T * scoreStride * 2);
+        var keyGroup = kv.group(CacheKind.C4_INDEXER_K, l);
+        var keyTable = plan.table(keyGroup);
+        SparseKernels.scores(new SparseKernels.IndexerScores(codes, scales, wOut, ih, plan.positions, plan.tokenSeq,
+            keyTable.address(), keyTable.stride(), kv.pool(CacheKind.C4_INDEXER_K, l), kv.entries(CacheKind.C4_INDEXER_K),
+            scores, scoreStride, T, candidates), stream);
+        var entryTable = plan.table(kv.group(CacheKind.C4A_KV, l));
+        long topIdx = ws.get("topIdx", (long) T * ix.topk() * 4);
+        SparseKernels.topK(new SparseKernels.TopK(scores, scoreStride, plan.positions, ix.topk(), topIdx, T, candidates,
+            new SparseKernels.SelectionTarget(lists, listStride, window, 1, plan.tokenSeq, entryTable.address(),
+                entryTable.stride(), kv.kind(CacheKind.C4A_KV).entriesPerPage())), stream);
+    }
+
+    private static void check(int code, String what) {
+        CudaRuntime.check(code, what);
+    }
+}

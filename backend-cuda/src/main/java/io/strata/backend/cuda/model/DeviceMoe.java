@@ -1,0 +1,244 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.backend.cuda.CudaRuntime;
+import io.strata.backend.cuda.nat.CudaNative;
+import io.strata.model.checkpoint.Tensor;
+import io.strata.model.checkpoint.TensorSet;
+import io.strata.model.config.LayerSpec;
+import io.strata.model.config.ModelConfig;
+import io.strata.model.config.MoeConfig;
+
+/**
+ * One MoE sub-layer on the device, step for step the CPU backend's {@code MoeLayer}: the fp32 router
+ * (sqrt-softplus, top-k of score + bias or the {@code tid2eid} row, renormalised and scaled), the routed experts
+ * as grouped GEMMs over per-expert slot lists built on the device, the clamped SwiGLU, the shared expert, and
+ * the sum in expert index order. {@link #forward} never synchronises or allocates and its launch shapes depend
+ * only on {@code m}, so it can be captured in a CUDA graph.
+ */
+public final class DeviceMoe {
+    private final int dim;
+    private final int experts;
+    private final int k;
+    private final int inter;
+    private final float routeScale;
+    private final float limit;
+    private final DeviceMatrix gate;
+    private final long bias;
+    private final long tid2eid;
+    private final int vocab;
+    private final ExpertMatrices w1;
+    private final ExpertMatrices w2;
+    private final ExpertMatrices w3;
+    private final DeviceMatrix sw1;
+    private final DeviceMatrix sw2;
+    private final DeviceMatrix sw3;
+    private final long bytes;
+
+    /** Where the routing of the last {@link #route} lives in the workspace: int32 ids and fp32 weights, {@code [m, k]}. */
+    public record Routing(long ids, long weights) {
+    }
+
+    private DeviceMoe(ModelConfig cfg, DeviceMatrix gate, long bias, long tid2eid, int vocab, ExpertMatrices w1,
+                      ExpertMatrices w2, ExpertMatrices w3, DeviceMatrix sw1, DeviceMatrix sw2, DeviceMatrix sw3,
+                      long bytes) {
+        MoeConfig m = cfg.moe();
+        this.dim = cfg.hiddenSize();
+        this.experts = m.numRoutedExperts();
+        this.k = m.numExpertsPerToken();
+        this.inter = m.intermediateSize();
+        this.routeScale = (float) m.routedScalingFactor();
+        this.limit = (float) m.swigluLimit();
+        this.gate = gate;
+        this.bias = bias;
+        this.tid2eid = tid2eid;
+        this.vocab = vocab;
+        this.w1 = w1;
+        this.w2 = w2;
+        this.w3 = w3;
+        this.sw1 = sw1;
+        this.sw2 = sw2;
+        this.sw3 = sw3;
+        this.bytes = bytes;
+    }
+
+    public static DeviceMoe load(WeightStore store, TensorSet ckpt, ModelConfig cfg, LayerSpec spec) {
+        MoeConfig m = cfg.moe();
+        int dim = cfg.hiddenSize();
+        int experts = m.numRoutedExperts();
+        int k = m.numExpertsPerToken();
+        int inter = m.intermediateSize();
+        if (experts > 1024 || k > 16 || k > experts) {
+            throw new IllegalArgumentException("DeviceMoe supports up to 1024 experts and top-16, got " + experts
+                + " experts, top-" + k);
+        }
+        if (dim % 128 != 0 || inter % 128 != 0) {
+            throw new IllegalArgumentException("DeviceMoe needs hidden and moe intermediate sizes % 128 == 0, got "
+                + dim + ", " + inter);
+        }
+        String p = spec.weightPrefix() + "ffn";
+        long before = store.bytes();
+        DeviceMatrix gate = DeviceMatrix.loadTensor(store, ckpt, p + ".gate.weight", experts, dim);
+        long bias = 0;
+        long tid2eid = 0;
+        int vocab = 0;
+        if (spec.hashRouted()) {
+            Tensor t = ckpt.tensor(p + ".gate.tid2eid");
+            if (t.rank() != 2 || t.dim(1) != k) {
+                throw new IllegalArgumentException("tensor " + t.name() + ": expected [vocab, " + k + "], found " + t);
+            }
+            int[] ids = t.toIntArray();
+            for (int id : ids) {
+                if (id < 0 || id >= experts) {
+                    throw new IllegalArgumentException("tensor " + t.name() + ": expert id " + id + " outside [0, "
+                        + experts + ")");
+                }
+            }
+            vocab = t.dim(0);
+            tid2eid = store.upload(ids).address();
+        } else {
+            Tensor b = ckpt.tensor(p + ".gate.bias");
+            if (b.elementCount() != experts) {
+                throw new IllegalArgumentException("tensor " + b.name() + ": expected " + experts + " values, found " + b);
+            }
+            bias = store.upload(b.toFloatArray()).address();
+        }
+        ExpertMatrices w1 = ExpertMatrices.load(store, ckpt, e -> p + ".experts." + e + ".w1", experts, inter, dim);
+        ExpertMatrices w2 = ExpertMatrices.load(store, ckpt, e -> p + ".experts." + e + ".w2", experts, dim, inter);
+        ExpertMatrices w3 = ExpertMatrices.load(store, ckpt, e -> p + ".experts." + e + ".w3", experts, inter, dim);
+        if (w1.format() == WeightFormat.F32 || w2.format() == WeightFormat.F32 || w3.format() == WeightFormat.F32) {
+            throw new IllegalArgumentException(p + ".experts: F32 expert weights are not supported (BF16, FP8, FP4)");
+        }
+        DeviceMatrix sw1 = DeviceMatrix.load(store, ckpt, p + ".shared_experts.w1", inter, dim);
+        DeviceMatrix sw2 = DeviceMatrix.load(store, ckpt, p + ".shared_experts.w2", dim, inter);
+        DeviceMatrix sw3 = DeviceMatrix.load(store, ckpt, p + ".shared_experts.w3", inter, dim);
+        return new DeviceMoe(cfg, gate, bias, tid2eid, vocab, w1, w2, w3, sw1, sw2, sw3, store.bytes() - before);
+    }
+
+    /** Workspace of {@link #forward} for up to {@code maxTokens} tokens. */
+    public static long workspaceBytes(ModelConfig cfg, int maxTokens) {
+        MoeConfig m = cfg.moe();
+        return new Layout(maxTokens, cfg.hiddenSize(), m.numRoutedExperts(), m.numExpertsPerToken(),
+            m.intermediateSize()).total;
+    }
+
+    /** Device bytes of this layer's weights. */
+    public long bytes() {
+        return bytes;
+    }
+
+    /**
+     * The router alone: gate logits, scores, selection and weights, written into the workspace.
+     *
+     * @param x      bf16 {@code [m, dim]} (after ffn_norm), 16-byte aligned
+     * @param tokens int32 {@code [m]} token ids (read by hash-routed layers only)
+     */
+    public Routing route(long x, long tokens, int m, long workspace, long stream) {
+        Layout l = new Layout(m, dim, experts, k, inter);
+        LinearKernels.run(gate, 1, x, dim, m, workspace + l.scores, experts, false, false, 0, stream);
+        CudaRuntime.check(CudaNative.strata_moe_route(workspace + l.scores, m, experts, k, bias, tid2eid, vocab, tokens,
+            routeScale, workspace + l.ids, workspace + l.weights, stream), "strata_moe_route");
+        return new Routing(workspace + l.ids, workspace + l.weights);
+    }
+
+    /**
+     * @param x         bf16 {@code [m, dim]} (after ffn_norm), 16-byte aligned
+     * @param tokens    int32 {@code [m]} device token ids (hash routing)
+     * @param out       receives bf16 {@code [m, dim]}
+     * @param workspace {@link #workspaceBytes} for at least {@code m} tokens, 16-byte aligned
+     */
+    public void forward(long x, long tokens, int m, long out, long workspace, long stream) {
+        if (m <= 0) {
+            return;
+        }
+        Layout l = new Layout(m, dim, experts, k, inter);
+        long ws = workspace;
+        route(x, tokens, m, ws, stream);
+        int tileRows = CudaNative.strata_moe_tile_rows(m);
+        CudaRuntime.check(CudaNative.strata_moe_plan(ws + l.ids, ws + l.weights, m, k, experts, tileRows,
+            ws + l.offsets, ws + l.tileOffsets, ws + l.sortedRows, ws + l.sortedWeights, ws + l.slotOfPair, stream),
+            "strata_moe_plan");
+        // the FP8 round trip of x is the same for every expert: do it once
+        boolean anyQuant = w1.format().quantizesInput() || w3.format().quantizesInput()
+            || sw1.format().quantizesInput() || sw3.format().quantizesInput();
+        if (anyQuant) {
+            CudaRuntime.check(CudaNative.strata_act_fp8_roundtrip(x, dim, m, dim, ws + l.xq, dim, stream),
+                "strata_act_fp8_roundtrip");
+        }
+        int pairs = m * k;
+        long g = ws + l.gate;
+        long u = ws + l.up;
+        // routed experts: slot s reads token sortedRows[s]; outputs stay in slot order
+        expert(w1, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, inter, pairs, tileRows, l, ws, stream);
+        expert(w3, input(w3.format(), x, ws + l.xq), dim, ws + l.sortedRows, u, inter, pairs, tileRows, l, ws, stream);
+        swiglu(g, u, ws + l.sortedWeights, pairs, w2.format(), stream);
+        expert(w2, g, inter, 0, ws + l.routed, dim, pairs, tileRows, l, ws, stream);
+        // the shared expert (weight 1) over all tokens, reusing the gate/up buffers
+        LinearKernels.run(sw1, 1, input(sw1.format(), x, ws + l.xq), dim, m, g, inter, true, false, 0, stream);
+        LinearKernels.run(sw3, 1, input(sw3.format(), x, ws + l.xq), dim, m, u, inter, true, false, 0, stream);
+        swiglu(g, u, 0, m, sw2.format(), stream);
+        LinearKernels.run(sw2, 1, g, inter, m, ws + l.shared, dim, true, false, 0, stream);
+        CudaRuntime.check(CudaNative.strata_moe_combine(ws + l.routed, ws + l.shared, ws + l.ids, ws + l.slotOfPair, m,
+            k, dim, out, stream), "strata_moe_combine");
+    }
+
+    private static long input(WeightFormat f, long x, long xq) {
+        return f.quantizesInput() ? xq : x;
+    }
+
+    private void expert(ExpertMatrices w, long x, int lda, long gather, long y, int ldy, int pairs, int tileRows,
+                        Layout l, long ws, long stream) {
+        DeviceMatrix d = w.first();
+        CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.format().ordinal(), d.weight(), d.scale(),
+            w.weightStride(), w.scaleStride(), d.rows(), d.cols(), experts, pairs, tileRows, ws + l.offsets,
+            ws + l.tileOffsets, gather, x, lda, y, ldy, stream), "strata_moe_expert_linear");
+    }
+
+    /** In place over {@code g}: the clamped SwiGLU, FP8-round-tripped when the down projection quantizes its input. */
+    private void swiglu(long g, long u, long rowWeights, int rows, WeightFormat down, long stream) {
+        CudaRuntime.check(CudaNative.strata_moe_swiglu(g, u, rowWeights, rows, inter, limit,
+            down.quantizesInput() ? 1 : 0, g, stream), "strata_moe_swiglu");
+    }
+
+    /** Byte offsets of the forward pass's buffers in the workspace (each 256-aligned). */
+    private static final class Layout {
+        final long scores;
+        final long ids;
+        final long weights;
+        final long offsets;
+        final long tileOffsets;
+        final long sortedRows;
+        final long sortedWeights;
+        final long slotOfPair;
+        final long xq;
+        final long gate;
+        final long up;
+        final long routed;
+        final long shared;
+        final long total;
+        private long at;
+
+        Layout(int m, int dim, int experts, int k, int inter) {
+            long pairs = (long) m * k;
+            scores = take(4L * m * experts);
+            ids = take(4 * pairs);
+            weights = take(4 * pairs);
+            offsets = take(4L * (experts + 1));
+            tileOffsets = take(4L * (experts + 1));
+            sortedRows = take(4 * pairs);
+            sortedWeights = take(4 * pairs);
+            slotOfPair = take(4 * pairs);
+            xq = take(2L * m * dim);
+            gate = take(2 * pairs * inter);
+            up = take(2 * pairs * inter);
+            routed = take(2 * pairs * dim);
+            shared = take(2L * m * dim);
+            total = at;
+        }
+
+        private long take(long bytes) {
+            long off = at;
+            at += LinearKernels.align(bytes);
+            return off;
+        }
+    }
+}

@@ -1,0 +1,300 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.backend.cuda.RopeTables;
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
+import io.strata.kv.KindLayout;
+import io.strata.kv.KvLayout;
+import io.strata.model.config.RopeConfig;
+import io.strata.spi.exec.SequenceChunk;
+import io.strata.spi.exec.StepBatch;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the kernels of one step need to know about its requests, built on the host from the
+ * {@link StepBatch} and sent to the device in one copy: token ids and positions, which rows belong to
+ * which chunk, every kind group's block tables (dense from virtual page 0), the cache slots this step
+ * writes, and the RoPE rows of each rotary configuration. Layers share it; nothing in it depends on a
+ * layer but the group its caches live in.
+ */
+final class StepPlan {
+    /** Rows of a RoPE configuration: at each token's position, and at the first position of the entry it completes. */
+    record Rope(long query, long ratio4, long ratio128) {
+    }
+
+    /** A kind group's dense block table on the device: int32 [chunks, stride], -1 unmapped. */
+    record Table(long address, int stride) {
+    }
+
+    final int tokens;
+    final int chunks;
+    final int[] logitRows;
+    /** Largest (pos+1)/4 (indexer candidates) and (pos+1)/128 (C128A entries) over the step's tokens. */
+    final int maxCandidates4;
+    final int maxVisible128;
+    final long tokenIds;
+    final long positions;
+    final long tokenSeq;
+    final long seqFirstToken;
+    final long seqFirstPos;
+    final long seqNumTokens;
+    final long windowFloor;
+    final long logitRowsDevice;
+    /** int64 [tokens]: 0, 1, 2, ... — this step's KV entries staged in row order. */
+    final long stagingSlots;
+    private final Table[] tables;
+    /** Per group id: int64 [tokens] cache slots this step writes (window kinds: -1 where not kept). */
+    private final Map<Integer, Long> writeSlots = new HashMap<>();
+    private final Map<RopeConfig, Rope> ropes = new HashMap<>();
+
+    private StepPlan(Builder b, long base) {
+        tokens = b.tokens;
+        chunks = b.chunks;
+        logitRows = b.logitRows;
+        maxCandidates4 = b.maxCandidates4;
+        maxVisible128 = b.maxVisible128;
+        tokenIds = base + b.offset("tokens");
+        positions = base + b.offset("positions");
+        tokenSeq = base + b.offset("tokenSeq");
+        seqFirstToken = base + b.offset("seqFirstToken");
+        seqFirstPos = base + b.offset("seqFirstPos");
+        seqNumTokens = base + b.offset("seqNumTokens");
+        windowFloor = base + b.offset("windowFloor");
+        logitRowsDevice = base + b.offset("logitRows");
+        stagingSlots = base + b.offset("stagingSlots");
+        tables = new Table[b.tableStrides.length];
+        for (int g = 0; g < tables.length; g++) {
+            tables[g] = new Table(base + b.offset("table" + g), b.tableStrides[g]);
+        }
+        for (int g : b.writeGroups) {
+            writeSlots.put(g, base + b.offset("write" + g));
+        }
+        for (RopeConfig r : b.ropes) {
+            int i = b.ropes.indexOf(r);
+            ropes.put(r, new Rope(base + b.offset("rope" + i + "q"), base + b.offset("rope" + i + "c4"),
+                base + b.offset("rope" + i + "c128")));
+        }
+    }
+
+    Table table(KindGroup g) {
+        return tables[g.id()];
+    }
+
+    long writeSlots(KindGroup g) {
+        Long a = writeSlots.get(g.id());
+        if (a == null) {
+            throw new IllegalStateException("no write slots planned for group " + g.id() + " (" + g.kind() + ")");
+        }
+        return a;
+    }
+
+    Rope rope(RopeConfig r) {
+        return ropes.get(r);
+    }
+
+    /**
+     * Builds the plan and copies it to {@code workspace}'s "plan" buffer. Checks what the kernels cannot:
+     * token ids inside the vocabulary, and that every cache slot the step must write is mapped.
+     */
+    static StepPlan build(StepBatch batch, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab, int window,
+                          HostStaging host, Workspace workspace) {
+        Builder b = new Builder(batch, layout, ropeConfigs, vocab, window);
+        long bytes = b.layout();
+        var seg = host.segment(bytes);
+        b.write(seg);
+        long dev = workspace.get("plan", bytes);
+        host.copyTo(dev, bytes);
+        return new StepPlan(b, dev);
+    }
+
+    /** Lays the arrays out 256-byte aligned and writes them into the host staging segment. */
+    private static final class Builder {
+        final int tokens;
+        final int chunks;
+        final int[] logitRows;
+        int maxCandidates4;
+        int maxVisible128;
+        final int[] tableStrides;
+        final List<Integer> writeGroups = new ArrayList<>();
+        final List<RopeConfig> ropes;
+        private final Map<String, Object> arrays = new java.util.LinkedHashMap<>();
+        private final Map<String, Long> offsets = new HashMap<>();
+
+        Builder(StepBatch batch, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab, int window) {
+            List<SequenceChunk> cs = batch.chunks();
+            chunks = cs.size();
+            tokens = batch.totalTokens();
+            ropes = ropeConfigs;
+            int[] ids = new int[tokens];
+            int[] pos = new int[tokens];
+            int[] seq = new int[tokens];
+            int[] first = new int[chunks];
+            int[] firstPos = new int[chunks];
+            int[] num = new int[chunks];
+            int[] floor = new int[chunks];
+            logitRows = new int[batch.logitRows()];
+            long[] staging = new long[tokens];
+            int row = 0;
+            int lr = 0;
+            for (int s = 0; s < chunks; s++) {
+                SequenceChunk c = cs.get(s);
+                first[s] = row;
+                firstPos[s] = c.startPosition();
+                num[s] = c.tokens().length;
+                floor[s] = c.windowFloor();
+                for (int r : c.logitRows()) {
+                    logitRows[lr++] = row + r;
+                }
+                for (int t = 0; t < c.tokens().length; t++) {
+                    int id = c.tokens()[t];
+                    if (id < 0 || id >= vocab) {
+                        throw new IllegalArgumentException("request " + c.requestId() + ": token id " + id
+                            + " outside the vocabulary [0, " + vocab + ")");
+                    }
+                    ids[row] = id;
+                    pos[row] = c.startPosition() + t;
+                    seq[row] = s;
+                    staging[row] = row;
+                    maxCandidates4 = Math.max(maxCandidates4, (pos[row] + 1) / 4);
+                    maxVisible128 = Math.max(maxVisible128, (pos[row] + 1) / 128);
+                    row++;
+                }
+            }
+            arrays.put("tokens", ids);
+            arrays.put("positions", pos);
+            arrays.put("tokenSeq", seq);
+            arrays.put("seqFirstToken", first);
+            arrays.put("seqFirstPos", firstPos);
+            arrays.put("seqNumTokens", num);
+            arrays.put("windowFloor", floor);
+            arrays.put("logitRows", logitRows.length == 0 ? new int[1] : logitRows);
+            arrays.put("stagingSlots", staging);
+            tableStrides = new int[layout.groups().size()];
+            for (KindGroup g : layout.groups()) {
+                int stride = 1;
+                for (SequenceChunk c : cs) {
+                    if (g.id() < c.blockTables().length && c.blockTables()[g.id()] != null) {
+                        stride = Math.max(stride, c.blockTables()[g.id()].end());
+                    }
+                }
+                int[] table = new int[chunks * stride];
+                for (int s = 0; s < chunks; s++) {
+                    for (int v = 0; v < stride; v++) {
+                        table[s * stride + v] = cs.get(s).page(g.id(), v);
+                    }
+                }
+                tableStrides[g.id()] = stride;
+                arrays.put("table" + g.id(), table);
+                KindLayout k = layout.kindOf(g);
+                if (g.kind() == CacheKind.SWA_KV || g.kind().compressed()) {
+                    arrays.put("write" + g.id(), g.kind().compressed() ? entrySlots(cs, k, g) : windowSlots(cs, k, g, window));
+                    writeGroups.add(g.id());
+                }
+            }
+            for (int i = 0; i < ropes.size(); i++) {
+                float[] freqs = ropes.get(i).inverseFrequencies();
+                arrays.put("rope" + i + "q", RopeTables.cosSin(freqs, pos));
+                arrays.put("rope" + i + "c4", RopeTables.cosSin(freqs, shifted(pos, 3)));
+                arrays.put("rope" + i + "c128", RopeTables.cosSin(freqs, shifted(pos, 127)));
+            }
+        }
+
+        private static int[] shifted(int[] pos, int by) {
+            int[] out = new int[pos.length];
+            for (int i = 0; i < pos.length; i++) {
+                out[i] = Math.max(0, pos[i] - by);
+            }
+            return out;
+        }
+
+        /** The SWA slot of every token: mapped ones are written; the chunk's last window must be mapped. */
+        private long[] windowSlots(List<SequenceChunk> cs, KindLayout k, KindGroup g, int window) {
+            long[] out = new long[tokens];
+            int row = 0;
+            for (SequenceChunk c : cs) {
+                int keepFrom = Math.max(c.startPosition(), c.endPosition() - (window - 1));
+                for (int t = 0; t < c.tokens().length; t++, row++) {
+                    int p = c.startPosition() + t;
+                    int page = c.page(g.id(), k.pageIndex(p));
+                    if (page < 0 && p >= keepFrom) {
+                        throw new IllegalArgumentException("request " + c.requestId() + ": window position " + p
+                            + " (group " + g.id() + ", " + g.kind() + ") maps to virtual page " + k.pageIndex(p)
+                            + ", which its block table does not map");
+                    }
+                    out[row] = page < 0 ? -1 : (long) page * k.entriesPerPage() + k.entryInPage(p);
+                }
+            }
+            return out;
+        }
+
+        /**
+         * The compressed entry each token completes ((pos+1) % ratio == 0), or -1: no entry, or an entry
+         * inside the shared prefix (read-only pages).
+         */
+        private long[] entrySlots(List<SequenceChunk> cs, KindLayout k, KindGroup g) {
+            int ratio = g.kind().ratio();
+            long[] out = new long[tokens];
+            int row = 0;
+            for (SequenceChunk c : cs) {
+                int firstWritable = (c.sharedPrefixPositions() + ratio - 1) / ratio;
+                for (int t = 0; t < c.tokens().length; t++, row++) {
+                    int p = c.startPosition() + t;
+                    out[row] = -1;
+                    if ((p + 1) % ratio != 0 || (p + 1) / ratio - 1 < firstWritable) {
+                        continue;
+                    }
+                    long entryPos = (long) ((p + 1) / ratio - 1) * ratio;
+                    int page = c.page(g.id(), k.pageIndex(entryPos));
+                    if (page < 0) {
+                        throw new IllegalArgumentException("request " + c.requestId() + ": compressed entry at position "
+                            + entryPos + " (" + g.kind() + ") maps to virtual page " + k.pageIndex(entryPos)
+                            + ", which its block table does not map");
+                    }
+                    out[row] = (long) page * k.entriesPerPage() + k.entryInPage(entryPos);
+                }
+            }
+            return out;
+        }
+
+        long offset(String name) {
+            return offsets.get(name);
+        }
+
+        long layout() {
+            long off = 0;
+            for (var e : arrays.entrySet()) {
+                offsets.put(e.getKey(), off);
+                off += (bytes(e.getValue()) + 255) / 256 * 256;
+            }
+            return Math.max(off, 256);
+        }
+
+        private static long bytes(Object a) {
+            return switch (a) {
+                case int[] i -> 4L * i.length;
+                case long[] l -> 8L * l.length;
+                case float[] f -> 4L * f.length;
+                default -> throw new IllegalStateException();
+            };
+        }
+
+        void write(java.lang.foreign.MemorySegment seg) {
+            for (var e : arrays.entrySet()) {
+                long off = offsets.get(e.getKey());
+                switch (e.getValue()) {
+                    case int[] i -> java.lang.foreign.MemorySegment.copy(i, 0, seg,
+                        java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, off, i.length);
+                    case long[] l -> java.lang.foreign.MemorySegment.copy(l, 0, seg,
+                        java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, off, l.length);
+                    case float[] f -> java.lang.foreign.MemorySegment.copy(f, 0, seg,
+                        java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, off, f.length);
+                    default -> throw new IllegalStateException();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// The GEMM behind every linear layer and the MoE's grouped expert GEMMs (internal to linear.cu and moe.cu).
+//
+// y[r, n] = sum_k x[r, k] * W[n, k] in fp32, W dequantized from its checkpoint format on the fly. Every
+// dequantized weight (e4m3 * 2^k, e2m1 * 2^k, bf16) and every activation (bf16, or FP8-round-tripped bf16)
+// is exactly a bf16 number, so the bf16 tensor-core path multiplies exactly the values the CPU backend
+// multiplies and only the fp32 summation order differs. F32 weights are not bf16: they take the SIMT path.
+#pragma once
+#include "numerics.cuh"
+
+namespace strata {
+
+// Weight formats; the values are the ordinals of the Java enum io.strata.backend.cuda.model.WeightFormat.
+enum WeightFmt : int { kBf16 = 0, kF32 = 1, kFp8 = 2, kFp4 = 3 };
+
+constexpr int kGemvRows = 8;   // activation rows per CTA of the SIMT kernel (decode-sized batches)
+constexpr int kMmaRows = 64;   // activation rows per CTA of the tensor-core kernel
+
+// One GEMM launch. Two ways for CTAs to find their activation rows:
+//  * plain (offsets == null): rows [0, m), and `groups` independent weight blocks along blockIdx.z (wo_a:
+//    group g reads x columns [g*cols, (g+1)*cols), weight rows [g*rows, (g+1)*rows) and writes y columns
+//    [g*rows, (g+1)*rows));
+//  * experts (offsets != null): slots [offsets[e], offsets[e+1]) belong to expert e, whose weight starts at
+//    w + e*w_stride (scales at scale + e*s_stride); tile_offsets[e] numbers its tiles of tile_rows slots, and
+//    blockIdx.y is a global tile index (CTAs past the last tile exit). Slot s reads x row gather[s] (or s
+//    when gather is null) and writes y row s. Nothing about the routing is known on the host.
+struct GemmArgs {
+    int fmt;
+    const uint8_t *w;
+    const uint8_t *scale;
+    int64_t w_stride, s_stride;
+    int rows, cols;             // out and in features of one group / expert
+    int groups;
+    const __nv_bfloat16 *x;
+    int lda;
+    void *y;
+    int ldy;
+    int bf16_out;
+    int m;
+    const int *offsets;
+    const int *tile_offsets;
+    const int *gather;
+    int experts;
+    int max_tiles;
+    int tile_rows;              // kGemvRows or kMmaRows: which kernel runs (experts mode)
+};
+
+// Launches the GEMM (SIMT for F32 weights or at most 16 plain rows / tile_rows == kGemvRows, tensor cores
+// otherwise). Requires cols % 8 == 0, lda % 8 == 0 and a 16-byte aligned x (8-element vector loads).
+cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t stream);
+
+}  // namespace strata

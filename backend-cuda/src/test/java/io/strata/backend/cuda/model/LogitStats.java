@@ -1,0 +1,56 @@
+package io.strata.backend.cuda.model;
+
+import java.util.Arrays;
+
+/** Row-wise comparison of logits (the fixtures README's metrics): row error = ||a - b|| / ||b||, argmax agreement. */
+record LogitStats(int rows, double median, double p90, double fracBelow010, double argmaxAgreement, double row0) {
+
+    static LogitStats of(float[] ours, float[] ref, int vocab) {
+        int rows = ref.length / vocab;
+        double[] err = new double[rows];
+        int agree = 0;
+        for (int r = 0; r < rows; r++) {
+            double num = 0;
+            double den = 0;
+            int am = 0;
+            int bm = 0;
+            for (int v = 0; v < vocab; v++) {
+                double a = ours[r * vocab + v];
+                double b = ref[r * vocab + v];
+                num += (a - b) * (a - b);
+                den += b * b;
+                if (a > ours[r * vocab + am]) {
+                    am = v;
+                }
+                if (b > ref[r * vocab + bm]) {
+                    bm = v;
+                }
+            }
+            err[r] = Math.sqrt(num / den);
+            if (am == bm) {
+                agree++;
+            }
+        }
+        double[] sorted = err.clone();
+        Arrays.sort(sorted);
+        long below = Arrays.stream(err).filter(e -> e <= 0.10).count();
+        return new LogitStats(rows, sorted[rows / 2], sorted[(int) Math.floor(0.9 * (rows - 1))],
+            (double) below / rows, (double) agree / rows, err[0]);
+    }
+
+    /** The fixtures README's criteria for the stable construction. */
+    boolean meetsStableCriteria() {
+        return median <= 0.03 && p90 <= 0.05 && fracBelow010 >= 0.93 && argmaxAgreement >= 0.92 && row0 <= 0.05;
+    }
+
+    /** The README's end-to-end criteria for dsv4-tiny-fp8 (twice the reference's own spread). */
+    boolean meetsFp8Criteria() {
+        return median <= 0.26 && argmaxAgreement >= 0.50;
+    }
+
+    @Override
+    public String toString() {
+        return String.format("rows=%d median=%.4f p90=%.4f rows<=0.10=%.1f%% argmax=%.1f%% row0=%.4f",
+            rows, median, p90, 100 * fracBelow010, 100 * argmaxAgreement, row0);
+    }
+}

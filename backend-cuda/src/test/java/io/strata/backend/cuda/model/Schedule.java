@@ -1,0 +1,137 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.kv.KindGroup;
+import io.strata.kv.KindLayout;
+import io.strata.kv.KvLayout;
+import io.strata.kv.PageBucket;
+import io.strata.spi.exec.BlockTable;
+import io.strata.spi.exec.ModelExecutor;
+import io.strata.spi.exec.SequenceChunk;
+import io.strata.spi.exec.StepBatch;
+import io.strata.spi.exec.StepResult;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Drives requests through an executor the way the engine does — prompt chunks, then one token per step
+ * (teacher forcing), several requests per step — with block tables from a minimal page allocator, so the
+ * same schedule can run on the CPU and on the GPU and their logits be compared row by row.
+ */
+final class Schedule {
+    /** Pages per bucket each executor's pools get in these tests. */
+    static final Map<PageBucket, Integer> POOL = Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500,
+        PageBucket.SMALL, 600);
+
+    /** Hands out fresh physical pages per bucket; deterministic, so both executors see the same tables. */
+    static final class Pages {
+        private final KvLayout layout;
+        private final Map<PageBucket, Integer> next = new EnumMap<>(PageBucket.class);
+
+        Pages(KvLayout layout) {
+            this.layout = layout;
+        }
+
+        int[][] tables(int end) {
+            int[][] t = new int[layout.groups().size()][];
+            for (KindGroup g : layout.groups()) {
+                KindLayout k = layout.kindOf(g);
+                int pages = (int) k.pageIndex(end - 1) + 1;
+                t[g.id()] = new int[pages];
+                for (int v = 0; v < pages; v++) {
+                    int p = next.merge(g.bucket(), 1, Integer::sum) - 1;
+                    if (p >= POOL.get(g.bucket())) {
+                        throw new IllegalStateException("test pool " + g.bucket() + " exhausted");
+                    }
+                    t[g.id()][v] = p;
+                }
+            }
+            return t;
+        }
+
+        /**
+         * {@code tables} with {@code first}'s compressed pages below {@code hit} shared, and with {@code windows}
+         * also its window/state pages of the last window before {@code hit}: what a prefix-cache hit hands over.
+         */
+        int[][] sharing(int[][] tables, int[][] first, int hit, boolean windows) {
+            for (KindGroup g : layout.groups()) {
+                var k = layout.kindOf(g);
+                if (k.kind().compressed()) {
+                    for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
+                        tables[g.id()][v] = first[g.id()][v];
+                    }
+                } else if (windows) {
+                    long lo = k.window().windowStart(hit);
+                    for (long v = k.pageIndex(Math.max(0, lo)); lo < hit && v <= k.pageIndex(hit - 1); v++) {
+                        tables[g.id()][(int) v] = first[g.id()][(int) v];
+                    }
+                }
+            }
+            return tables;
+        }
+    }
+
+    /** One request: its tokens, prompt length, chunking, tables, progress and the logits collected. */
+    static final class Request {
+        final long id;
+        final int[] tokens;
+        final int prompt;
+        final int chunk;
+        final int[][] tables;
+        int done;
+        int sharedPrefix;
+        int windowFloor;
+        final List<float[]> logits = new ArrayList<>();
+
+        Request(long id, int[] tokens, int prompt, int chunk, int[][] tables) {
+            this.id = id;
+            this.tokens = tokens;
+            this.prompt = prompt;
+            this.chunk = chunk;
+            this.tables = tables;
+        }
+
+        boolean finished() {
+            return done >= tokens.length;
+        }
+
+        SequenceChunk next() {
+            int len = done < prompt ? Math.min(chunk, prompt - done) : 1;
+            int[] t = Arrays.copyOfRange(tokens, done, done + len);
+            boolean wantLogits = done + len >= prompt;
+            return new SequenceChunk(id, t, done, BlockTable.fromZero(tables), sharedPrefix, Math.min(windowFloor, done),
+                wantLogits ? new int[] {len - 1} : new int[0]);
+        }
+
+        /** Logits of the last prompt position, then of every decoded position: rows × vocab. */
+        float[] collected(int vocab) {
+            float[] out = new float[logits.size() * vocab];
+            for (int j = 0; j < logits.size(); j++) {
+                System.arraycopy(logits.get(j), 0, out, j * vocab, vocab);
+            }
+            return out;
+        }
+    }
+
+    private Schedule() {
+    }
+
+    /** Runs the requests to the end, all unfinished ones in every step. */
+    static void run(ModelExecutor exec, List<Request> requests) {
+        while (requests.stream().anyMatch(r -> !r.finished())) {
+            List<Request> active = requests.stream().filter(r -> !r.finished()).toList();
+            List<SequenceChunk> chunks = active.stream().map(Request::next).toList();
+            StepResult res = exec.execute(new StepBatch(chunks));
+            for (int i = 0; i < active.size(); i++) {
+                Request r = active.get(i);
+                r.done += chunks.get(i).tokens().length;
+                if (chunks.get(i).logitRows().length > 0) {
+                    r.logits.add(res.row(i, 0));
+                }
+            }
+        }
+    }
+}
