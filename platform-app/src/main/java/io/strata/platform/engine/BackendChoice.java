@@ -5,6 +5,7 @@ import io.strata.spi.exec.ExecutionBackend;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -22,11 +23,17 @@ record BackendChoice(List<LoadedBackend> candidates, boolean explicit, String of
             .comparingInt((LoadedBackend b) -> -((ExecutionBackend) b.provider()).priority())
             .thenComparing(LoadedBackend::pluginId);
 
-    /**
-     * @param available what the plugin host offers (started plugins whose probe said available)
-     * @param requested {@code strata.backend}, null or blank when unset
-     */
     static BackendChoice of(List<LoadedBackend> available, String requested) {
+        return of(available, requested, Map.of());
+    }
+
+    /**
+     * @param available   what the plugin host offers (started plugins whose probe said available)
+     * @param requested   {@code strata.backend}, null or blank when unset
+     * @param unavailable plugins that are installed but cannot serve here, with why (their state or probe
+     *                    reason), so a named one that is among them says so
+     */
+    static BackendChoice of(List<LoadedBackend> available, String requested, Map<String, String> unavailable) {
         List<LoadedBackend> executing = available.stream()
                 .filter(b -> b.provider() instanceof ExecutionBackend)
                 .sorted(BY_PRIORITY)
@@ -45,7 +52,8 @@ record BackendChoice(List<LoadedBackend> candidates, boolean explicit, String of
         }
         String why = available.stream().anyMatch(b -> b.pluginId().equals(id))
                 ? "plugin '" + id + "' is available but does not execute models (its provider is not an ExecutionBackend)"
-                : "no available plugin has the id '" + id + "' (see /admin/plugins for its state and probe)";
+                : unavailable.containsKey(id) ? "plugin '" + id + "' is not available here: " + unavailable.get(id)
+                : "no plugin has the id '" + id + "' (see /admin/plugins)";
         return new BackendChoice(List.of(), true, "strata.backend=" + id + ": " + why + "; available execution backends: "
                 + (executing.isEmpty() ? "none" : ids(executing)));
     }

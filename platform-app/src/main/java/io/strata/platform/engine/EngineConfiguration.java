@@ -4,8 +4,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.model.ModelLoader;
 import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.config.ModelConfig;
+import io.strata.platform.plugins.BackendReport;
 import io.strata.platform.plugins.LoadedBackend;
 import io.strata.platform.plugins.PluginHost;
+import io.strata.platform.plugins.PluginView;
 import io.strata.platform.tokenizer.ModelTokenizer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +18,10 @@ import org.springframework.core.env.Environment;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * Loads the served model at start and builds the engine. A checkpoint that cannot be loaded stops
@@ -57,7 +62,25 @@ public class EngineConfiguration {
                     System.currentTimeMillis() / 1000), null, e.getMessage());
         }
         TokenizerCodec codec = new TokenizerCodec(model.tokenizer());
-        return startOnBackend(model, codec, plugins.availableBackends(), env, engineProps, kvProps, registry, serving);
+        BackendChoice choice = BackendChoice.of(plugins.availableBackends(), BackendSettings.requested(env),
+                unavailable(plugins.plugins()));
+        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving);
+    }
+
+    /** Installed plugins that cannot serve here, with why: not started, or no backend whose probe said available. */
+    private static Map<String, String> unavailable(List<PluginView> plugins) {
+        Map<String, String> out = new HashMap<>();
+        for (PluginView p : plugins) {
+            if (!"STARTED".equals(p.state())) {
+                out.put(p.pluginId(), p.state() + (p.reason().isEmpty() ? "" : ": " + p.reason()));
+            } else if (p.backends().stream().noneMatch(BackendReport::available)) {
+                out.put(p.pluginId(), p.backends().stream()
+                        .map(b -> b.probe() != null ? b.probe().reason() : b.error())
+                        .filter(r -> r != null && !r.isBlank())
+                        .collect(Collectors.joining("; ")));
+            }
+        }
+        return out;
     }
 
     /**
@@ -66,10 +89,9 @@ public class EngineConfiguration {
      * unset the next one by priority is tried, with one WARN line saying why; when it is set, or none is left,
      * the engine stays offline with the reason, and the console, /health and the tokenizer keep working.
      */
-    static InferenceEngine startOnBackend(LoadedModel model, TokenizerCodec codec, List<LoadedBackend> available,
+    static InferenceEngine startOnBackend(LoadedModel model, TokenizerCodec codec, BackendChoice choice,
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
                                           MeterRegistry registry, ServingBackend serving) {
-        BackendChoice choice = BackendChoice.of(available, BackendSettings.requested(env));
         if (choice.offlineReason() != null) {
             log.warn("Engine offline: {}", choice.offlineReason());
             return new OfflineEngine(model.card(), codec, choice.offlineReason());
@@ -93,7 +115,7 @@ public class EngineConfiguration {
                             ? reason + " (strata.backend=" + backend.pluginId() + ")"
                             : skipped.size() == 1 ? reason
                             : "no backend could load the model: " + skipped.stream().map(ServingBackend.Skipped::reason)
-                            .collect(java.util.stream.Collectors.joining("; "));
+                            .collect(Collectors.joining("; "));
                     log.warn("Engine offline: {}", offline);
                     return new OfflineEngine(model.card(), codec, offline);
                 }

@@ -87,8 +87,11 @@ class BackendChoiceTest {
     void aNamedBackendThatIsNotAvailableSaysWhichAre() {
         BackendChoice missing = BackendChoice.of(fleet, "cuda");
         assertThat(missing.candidates()).isEmpty();
-        assertThat(missing.offlineReason()).contains("strata.backend=cuda").contains("no available plugin has the id 'cuda'")
+        assertThat(missing.offlineReason()).contains("strata.backend=cuda").contains("no plugin has the id 'cuda'")
                 .contains("available execution backends: gpu, acme, cpu");
+        assertThat(BackendChoice.of(fleet, "cuda", Map.of("cuda", "CUDA unavailable: no GPU")).offlineReason())
+                .contains("plugin 'cuda' is not available here: CUDA unavailable: no GPU")
+                .endsWith("available execution backends: gpu, acme, cpu");
 
         assertThat(BackendChoice.of(fleet, "probe-only").offlineReason())
                 .contains("plugin 'probe-only' is available but does not execute models");

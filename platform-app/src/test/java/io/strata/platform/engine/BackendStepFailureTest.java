@@ -53,7 +53,7 @@ class BackendStepFailureTest {
             Path dir = Path.of(System.getProperty("strata.models.dir", "../models"), "dsv4-tiny-stable");
             EngineConfiguration.LoadedModel model = EngineConfiguration.load(dir, new ModelProperties(dir.toString(), 1024, "fail"));
             InferenceEngine engine = EngineConfiguration.startOnBackend(model, new TokenizerCodec(model.tokenizer()),
-                    List.of(new LoadedBackend("flaky", backend, backend.probe())), env,
+                    BackendChoice.of(List.of(new LoadedBackend("flaky", backend, backend.probe())), null), env,
                     new EngineProperties(256, 8, 64, 100_000L, "fcfs"), new KvProperties(null, null, 1024L, true),
                     registry, serving);
             return (ServingEngine) engine;
