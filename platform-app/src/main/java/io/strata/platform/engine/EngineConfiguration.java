@@ -105,7 +105,8 @@ public class EngineConfiguration {
                         BackendSettings.of(env, backend.pluginId()), registry, serving);
                 serving.skipped(skipped);
                 return engine;
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
+                // LinkageError: a native library of the backend missing on this host (UnsatisfiedLinkError)
                 String reason = "backend '" + backend.pluginId() + "' could not load the model: " + describe(e);
                 log.debug("Backend '{}' failed to load the model", backend.pluginId(), e);
                 skipped.add(new ServingBackend.Skipped(backend.pluginId(), reason));

@@ -172,15 +172,22 @@ class AdminConsoleBrowserTest extends BrowserTest {
         assertPoolsTable(b);
         b.screenshot("03-plugins");
 
-        b.find(By.id("disable-cuda")).click();
-        b.waitFor(By.id("notice"));
-        assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("DISABLED");
-        assertThat(host.plugin("cuda").orElseThrow().state()).isEqualTo("DISABLED");
-        b.screenshot("04-plugin-disabled");
+        try {
+            b.find(By.id("disable-cuda")).click();
+            b.waitFor(By.id("notice"));
+            assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("DISABLED");
+            assertThat(host.plugin("cuda").orElseThrow().state()).isEqualTo("DISABLED");
+            b.screenshot("04-plugin-disabled");
 
-        b.find(By.id("enable-cuda")).click();
-        b.waitFor(By.id("notice"));
-        assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+            b.find(By.id("enable-cuda")).click();
+            b.waitFor(By.id("notice"));
+            assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+        } finally {
+            // the choice is stored: a browser that stalls in between must not leave cuda disabled for the other tests
+            if (host.plugin("cuda").orElseThrow().disabled()) {
+                host.enable("cuda");
+            }
+        }
     }
 
     @Test
