@@ -44,6 +44,32 @@ for step in "$@"; do
       curl -s -b /tmp/cj localhost:18080/admin/api/plugins | tee "$out/plugins.json"; echo
       grep -i -E 'plugin (cpu|cuda)|cuda' "$out/smoke.log" | head -8
       kill %1 2>/dev/null; cd - >/dev/null ;;
+    serve)
+      # the platform from the bundle with the CUDA plugin serving a model generated here (release formats,
+      # the fixtures' dimensions and tokenizer, carried as .bundle/serve/tokenizer.json): API calls, the
+      # load test, the admin API's view of the backend; then the same model on the CPU backend for comparison
+      gen=/tmp/strata-models/dsv4-synth
+      if [[ ! -f $gen/config.json ]]; then
+        $b/strata-gpu/runtime/bin/java -cp "$(ls $b/strata-gpu/plugins/backend-plugin-example-*.jar):$b/strata-gpu/app/lib/*" \
+          io.strata.backend.cpu.bench.SyntheticCheckpoint $gen ${SERVE_SHAPE:-tiny} && cp .bundle/serve/tokenizer.json $gen/
+      fi
+      here=$PWD
+      for backend in ${SERVE_BACKENDS:-cuda cpu}; do
+        mkdir -p /tmp/strata-home-$backend && cd /tmp/strata-home-$backend
+        STRATA_ADMIN_INITIAL_PASSWORD=serve-test-pw timeout 400 $b/strata-gpu/bin/strata --server.port=18080 \
+          --strata.api.auth=none --strata.model.path=$gen --strata.backend=$backend > "$out/serve-$backend.log" 2>&1 &
+        pid=$!
+        for i in $(seq 1 120); do
+          curl -s localhost:18080/actuator/health 2>/dev/null | grep -q UP && break; sleep 1
+        done
+        echo "[$backend] health after ${i}s: $(curl -s localhost:18080/actuator/health)"
+        python3 $here/backend-cuda/bench/serve_checks.py --url http://localhost:18080 --out "$out/serve-$backend.json" \
+          --password serve-test-pw --pages "$out/pages-$backend" 2>&1 | tee "$out/serve-$backend.txt" | tail -30
+        python3 $here/platform-app/src/test/python/loadtest.py --url http://localhost:18080 --clients ${LOAD_CLIENTS:-64} \
+          --seconds ${LOAD_SECONDS:-60} --max-tokens 32 --json "$out/load-$backend.json" 2>&1 | tail -24
+        curl -s localhost:18080/actuator/prometheus | grep -E '^strata_device|^strata_kv_pages' > "$out/metrics-$backend.txt"
+        kill $pid; wait $pid 2>/dev/null; cd "$here"
+      done ;;
     alt*:*)
       # A/B: the same benchmark (and the parity tests) against a variant library built into
       # backend-cuda/target/native-<name>, e.g. step "alt2:F3,F2" uses target/native-alt2

@@ -1,16 +1,19 @@
 package io.strata.platform.admin;
 
 import io.strata.platform.engine.InferenceEngine;
+import io.strata.platform.engine.ServingBackend;
 import io.strata.platform.plugins.BackendReport;
 import io.strata.platform.plugins.PluginView;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
  * The dashboard's Backends card: which backend serves the model, and for every other plugin why it
- * does not (available but not chosen, unavailable on this host with the probe's reason, disabled, FAILED).
+ * does not (available but not chosen, skipped because it could not load the model, unavailable on this host
+ * with the probe's reason, disabled, FAILED).
  *
  * @param headline one sentence: who serves, or why nothing does
  * @param lines    one per plugin
@@ -18,15 +21,21 @@ import java.util.stream.Collectors;
 public record BackendSummary(String headline, List<Line> lines) {
 
     /**
-     * @param status {@code serving}, {@code available}, {@code unavailable}, {@code disabled} or {@code failed}
+     * @param status {@code serving}, {@code available}, {@code skipped}, {@code unavailable}, {@code disabled} or {@code failed}
      * @param detail what a person needs to know about it
      */
     public record Line(String pluginId, String status, String detail) {
     }
 
-    public static BackendSummary of(List<PluginView> plugins, Optional<String> serving, InferenceEngine.EngineStatus engine) {
+    public static BackendSummary of(List<PluginView> plugins, Optional<String> serving, List<ServingBackend.Skipped> skipped,
+                                    InferenceEngine.EngineStatus engine) {
         String servingId = engine.up() ? serving.orElse(null) : null;
-        List<Line> lines = plugins.stream().map(p -> line(p, servingId)).toList();
+        Map<String, String> skips = skipped.stream()
+                .collect(Collectors.toMap(ServingBackend.Skipped::pluginId, ServingBackend.Skipped::reason, (a, b) -> a));
+        List<Line> lines = plugins.stream().map(p -> skips.containsKey(p.pluginId()) && !p.pluginId().equals(servingId)
+                ? new Line(p.pluginId(), "skipped", skips.get(p.pluginId())
+                        + (servingId == null ? "" : "; the " + servingId + " backend serves instead"))
+                : line(p, servingId)).toList();
         String headline = servingId != null
                 ? "The model is served by the " + servingId + " backend."
                 : "No backend serves the model: " + engine.detail();

@@ -33,7 +33,9 @@ public class DashboardController {
         model.addAttribute("failedCount", all.stream().filter(PluginView::failed).count());
         model.addAttribute("availableBackends", plugins.availableBackends().stream()
                 .map(b -> b.pluginId() + " (" + b.probe().devices().size() + " device(s))").toList());
-        model.addAttribute("backendSummary", BackendSummary.of(all, serving.pluginId(), engine.status()));
+        InferenceEngine.EngineStatus status = engine.status();
+        model.addAttribute("backendSummary", BackendSummary.of(all, serving.pluginId(), serving.skipped(), status));
+        model.addAttribute("servingView", ServingView.of(serving, status));
         return "admin/dashboard";
     }
 }

@@ -1,6 +1,8 @@
 package io.strata.platform.admin;
 
 import io.strata.platform.config.PluginProperties;
+import io.strata.platform.engine.InferenceEngine;
+import io.strata.platform.engine.ServingBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.plugins.PluginInstallException;
 import io.strata.platform.plugins.PluginView;
@@ -40,16 +42,21 @@ public class PluginsController {
 
     private final PluginHost host;
     private final PluginProperties properties;
+    private final ServingBackend serving;
+    private final InferenceEngine engine;
 
-    public PluginsController(PluginHost host, PluginProperties properties) {
+    public PluginsController(PluginHost host, PluginProperties properties, ServingBackend serving, InferenceEngine engine) {
         this.host = host;
         this.properties = properties;
+        this.serving = serving;
+        this.engine = engine;
     }
 
     @GetMapping("/admin/plugins")
     public String plugins(Model model, @RequestParam(required = false) String notice,
                           @RequestParam(required = false) String error) {
         model.addAttribute("plugins", host.plugins());
+        model.addAttribute("servingView", ServingView.of(serving, engine.status()));
         model.addAttribute("pluginsDir", host.pluginsDir().toString());
         model.addAttribute("maxUploadMb", properties.maxUploadSize().toMegabytes());
         model.addAttribute("notice", notice);

@@ -3,6 +3,7 @@ package io.strata.platform.engine;
 import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.kv.PageTable;
 import io.strata.spi.exec.BlockTable;
+import io.strata.spi.exec.DeviceMemory;
 import io.strata.spi.exec.ModelExecutor;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
@@ -10,20 +11,36 @@ import io.strata.spi.exec.StepResult;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Builds a step's metadata, in one place, and runs it on the backend: for each chunk the token ids, the start
  * position, the block tables (per kind group, the held pages from the table's base on, so a window group's
  * table stays window-sized however long the context), the prefix-sharing bounds, and which logits rows are
  * wanted; all of it read from the sequence's {@link KvRequest} into the execution SPI's {@link StepBatch}.
+ * A step the backend fails is rethrown naming the backend (the engine fails that step's sequences with the
+ * message). On a device backend it also reads the executor's device memory, at most once a second after a
+ * step, on the engine thread, and publishes it for the console and the metrics.
  */
 final class BackendStepRunner implements StepRunner {
+    private static final long DEVICE_READ_INTERVAL = TimeUnit.SECONDS.toNanos(1);
+
+    private final String backendId;
     private final ModelExecutor executor;
     private final int vocab;
+    private final Consumer<DeviceMemory> deviceMemory;
+    private long lastDeviceRead = System.nanoTime();
 
-    BackendStepRunner(ModelExecutor executor) {
+    /**
+     * @param backendId    the plugin id, for error messages
+     * @param deviceMemory receives {@link ModelExecutor#deviceMemory()} snapshots; null for a host-memory backend
+     */
+    BackendStepRunner(String backendId, ModelExecutor executor, Consumer<DeviceMemory> deviceMemory) {
+        this.backendId = backendId;
         this.executor = executor;
         this.vocab = executor.config().vocabSize();
+        this.deviceMemory = deviceMemory;
     }
 
     @Override
@@ -52,10 +69,17 @@ final class BackendStepRunner implements StepRunner {
             batch.add(new SequenceChunk(s.seqNo, s.tokens(c.start(), c.start() + c.count()), c.start(),
                     blockTables(kv), Math.toIntExact(kv.compressedWriteFrom()), windowFloor, rows));
         }
-        StepResult result = executor.execute(new StepBatch(batch));
-        if (result.vocab() != vocab) {
-            throw new IllegalStateException("backend returned logits of width " + result.vocab() + ", expected " + vocab);
+        StepResult result;
+        try {
+            result = executor.execute(new StepBatch(batch));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("the " + backendId + " backend failed the step: " + e.getMessage(), e);
         }
+        if (result.vocab() != vocab) {
+            throw new IllegalStateException("the " + backendId + " backend returned logits of width " + result.vocab()
+                    + ", expected " + vocab);
+        }
+        readDeviceMemory();
         return new Output(result.logits(), result.vocab());
     }
 
@@ -67,5 +91,18 @@ final class BackendStepRunner implements StepRunner {
             out[g] = new BlockTable(Math.toIntExact(t.base()), t.toArray());
         }
         return out;
+    }
+
+    private void readDeviceMemory() {
+        long now = System.nanoTime();
+        if (deviceMemory == null || now - lastDeviceRead < DEVICE_READ_INTERVAL) {
+            return;
+        }
+        lastDeviceRead = now;
+        try {
+            executor.deviceMemory().ifPresent(deviceMemory);
+        } catch (RuntimeException e) {
+            // a display value; the step itself succeeded
+        }
     }
 }

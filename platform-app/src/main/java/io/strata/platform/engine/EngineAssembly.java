@@ -10,14 +10,19 @@ import io.strata.platform.engine.kv.KvCacheMetrics;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.plugins.LoadedBackend;
 import io.strata.spi.exec.BackendCapabilities;
+import io.strata.spi.exec.DeviceMemory;
 import io.strata.spi.exec.ExecutionBackend;
+import io.strata.spi.exec.KvPools;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.ModelExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Puts a loaded model on an execution backend: loads the weights, sizes the three KV pools from the
@@ -47,29 +52,67 @@ final class EngineAssembly {
         return Math.min(offered, perSequence * maxNumSeqs);
     }
 
+    /**
+     * Loads the model on {@code backend} and starts the engine over it. When loading or allocating the KV
+     * pools fails, whatever the backend already holds is released and the exception is rethrown.
+     *
+     * @param settings the backend's own {@code strata.<plugin id>.*} settings
+     * @param serving  receives the backend, its device and pools once the engine runs
+     */
     static ServingEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
-                               EngineProperties props, KvProperties kvProps, MeterRegistry registry) {
+                               EngineProperties props, KvProperties kvProps, Map<String, String> settings,
+                               MeterRegistry registry, ServingBackend serving) {
         ExecutionBackend exec = (ExecutionBackend) backend.provider();
         ModelExecutor executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),
-                props.maxNumBatchedTokens(), props.maxNumSeqs(), 0));
-        KvLayout layout = KvLayout.of(KvModelShape.of(model.card().id(), model.config()), KvPrecision.parse(kvProps.dtype()));
-        BackendCapabilities caps = executor.capabilities();
-        long target = Math.max(kvProps.targetContext(), model.card().maxModelLen());
-        long budget = kvBudget(layout, caps.kvMemoryBytes(), kvProps.memoryBytes(), target, props.maxNumSeqs());
-        KvPoolSizes sizes = KvPoolSizes.forBudget(layout, budget, target);
-        Map<PageBucket, Integer> pages = new EnumMap<>(PageBucket.class);
+                props.maxNumBatchedTokens(), props.maxNumSeqs(), 0, settings));
+        KvLayout layout;
+        KvPoolSizes sizes;
+        KvPools pools;
+        long budget;
+        Optional<DeviceMemory> device;
+        try {
+            layout = KvLayout.of(KvModelShape.of(model.card().id(), model.config()), KvPrecision.parse(kvProps.dtype()));
+            BackendCapabilities caps = executor.capabilities();
+            long target = Math.max(kvProps.targetContext(), model.card().maxModelLen());
+            budget = kvBudget(layout, caps.kvMemoryBytes(), kvProps.memoryBytes(), target, props.maxNumSeqs());
+            sizes = KvPoolSizes.forBudget(layout, budget, target);
+            Map<PageBucket, Integer> pages = new EnumMap<>(PageBucket.class);
+            for (PageBucket b : PageBucket.values()) {
+                if (layout.hasBucket(b)) {
+                    pages.put(b, sizes.pages(b));
+                }
+            }
+            pools = executor.allocateKv(layout, pages);
+            device = executor.deviceMemory();
+        } catch (RuntimeException | Error e) {
+            closeQuietly(executor, backend.pluginId());
+            throw e;
+        }
+        KvCacheManager manager = new KvCacheManager(layout, sizes, kvProps.prefixCaching());
+        List<ServingBackend.Pool> rows = new ArrayList<>();
         for (PageBucket b : PageBucket.values()) {
-            if (layout.hasBucket(b)) {
-                pages.put(b, sizes.pages(b));
+            if (pools.pages().containsKey(b)) {
+                rows.add(new ServingBackend.Pool(b.metricName(), pools.pages().get(b), pools.bytes().getOrDefault(b, 0L)));
             }
         }
-        executor.allocateKv(layout, pages);
-        KvCacheManager manager = new KvCacheManager(layout, sizes, kvProps.prefixCaching());
-        log.info("Serving {} on backend '{}': weights {} MiB, KV pools {} (budget {} MiB)", model.card().id(),
-                backend.pluginId(), executor.weightBytes() >> 20, pages, budget >> 20);
-        ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(executor),
-                registry, executor::close);
+        String deviceName = device.map(DeviceMemory::device).orElse("host memory");
+        log.info("Serving {} on backend '{}' ({}): weights {} MiB, KV pools {} ({} MiB; budget {} MiB)", model.card().id(),
+                backend.pluginId(), deviceName, executor.weightBytes() >> 20, pools.pages(), pools.totalBytes() >> 20,
+                budget >> 20);
+        ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(backend.pluginId(),
+                executor, device.isPresent() ? serving::deviceMemory : null), registry, executor::close);
         new KvCacheMetrics(layout, manager.stats(), engine::kvUsage).bindTo(registry);
+        serving.chose(new ServingBackend.Serving(backend.pluginId(), backend.provider().identity().name(), deviceName, rows),
+                device.orElse(null));
+        device.ifPresent(d -> DeviceMemoryMetrics.bindTo(registry, serving, d.device()));
         return engine;
+    }
+
+    private static void closeQuietly(ModelExecutor executor, String pluginId) {
+        try {
+            executor.close();
+        } catch (RuntimeException e) {
+            log.warn("Backend '{}' did not release the model cleanly: {}", pluginId, e.toString());
+        }
     }
 }

@@ -9,7 +9,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxModelLen   context limit per request; default: the model's {@code max_position_embeddings}
  *                      capped at 8192 (a CPU demo default; raise it on a GPU host)
  * @param onLoadFailure {@code fail} (default): a bad checkpoint stops start-up with the loader's error;
- *                      {@code console-only}: start anyway, /health 503 and the error on every API call
+ *                      {@code console-only}: start anyway, /health 503 and the error on every API call.
+ *                      A backend that cannot load a good checkpoint never stops start-up (see {@link BackendChoice})
  */
 @ConfigurationProperties("strata.model")
 public record ModelProperties(String path, Integer maxModelLen, String onLoadFailure) {

@@ -2,7 +2,8 @@ package io.strata.platform.engine;
 
 /**
  * The engine when it cannot serve: the checkpoint failed to load with
- * {@code strata.model.on-load-failure=console-only}, or no plugin offers an execution backend. The
+ * {@code strata.model.on-load-failure=console-only}, no plugin offers an execution backend (or not the one
+ * {@code strata.backend} names), or no backend could load the model. The
  * console keeps working; /health is 503 with the reason and every generation request is 503 with it.
  * Tokenizer endpoints still work when the tokenizer loaded.
  */

@@ -384,8 +384,13 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         if (s.finishedSent) {
             return;
         }
-        scheduler.remove(s);
         s.finishedSent = true;
+        try {
+            scheduler.remove(s);
+        } catch (RuntimeException e) {
+            // the client must still hear that its request ended, whatever the KV bookkeeping says
+            log.error("Freeing the pages of {} failed", s.id, e);
+        }
         live.remove(s);
         if (!s.startedSent) {
             queuedTokens.addAndGet(-s.promptLength());

@@ -118,6 +118,11 @@ class AdminConsoleBrowserTest extends BrowserTest {
         }
         assertThat(b.find(By.id("card-backends")).getText()).doesNotContain("plugins started");
 
+        // the serving backend, its device and the KV pools its allocateKv returned
+        assertThat(b.find(By.id("serving-backend")).getText())
+                .isEqualTo("Serving backend: cpu — CPU (Java Vector API) on host memory");
+        assertPoolsTable(b);
+
         // no request since this start: the since-start figures say so instead of showing 0 %
         assertThat(b.find(By.id("prefix-total")).getText()).isEqualTo("–");
         assertThat(b.find(By.id("prefix-share")).getText()).isEqualTo("–");
@@ -136,6 +141,20 @@ class AdminConsoleBrowserTest extends BrowserTest {
         b.screenshot("02b-dashboard-backends-and-hit-rates");
     }
 
+    /** One row per page bucket of the served model, each with pages and allocated bytes, and their total. */
+    private static void assertPoolsTable(Browser b) {
+        List<WebElement> rows = b.find(By.id("serving-pools")).findElements(By.cssSelector("tbody tr"));
+        assertThat(rows).isNotEmpty();
+        for (WebElement row : rows) {
+            List<WebElement> cells = row.findElements(By.tagName("td"));
+            assertThat(cells.get(0).getText()).isIn("large", "middle", "small");
+            assertThat(Long.parseLong(cells.get(1).getText().replace(",", ""))).isPositive();
+            assertThat(cells.get(2).getText()).matches("[0-9.]+ (B|KiB|MiB|GiB)");
+        }
+        assertThat(b.find(By.cssSelector("#serving-pools tfoot")).getText()).startsWith("all pools").matches(".*[0-9.]+ (KiB|MiB|GiB)");
+        assertThat(b.driver().findElements(By.id("serving-memory"))).as("no device memory on the CPU backend").isEmpty();
+    }
+
     @Test
     void pluginsPageShowsBothPluginsAndCanDisableAndEnable() {
         Browser b = loggedIn();
@@ -149,17 +168,26 @@ class AdminConsoleBrowserTest extends BrowserTest {
         if (!host.availableBackends().stream().anyMatch(x -> x.pluginId().equals("cuda"))) {
             assertThat(cuda.findElement(By.className("probe")).getText()).contains("unavailable").contains("CUDA unavailable:");
         }
+        assertThat(b.find(By.id("card-serving")).getText()).contains("Serving backend: cpu — CPU (Java Vector API) on host memory");
+        assertPoolsTable(b);
         b.screenshot("03-plugins");
 
-        b.find(By.id("disable-cuda")).click();
-        b.waitFor(By.id("notice"));
-        assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("DISABLED");
-        assertThat(host.plugin("cuda").orElseThrow().state()).isEqualTo("DISABLED");
-        b.screenshot("04-plugin-disabled");
+        try {
+            b.find(By.id("disable-cuda")).click();
+            b.waitFor(By.id("notice"));
+            assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("DISABLED");
+            assertThat(host.plugin("cuda").orElseThrow().state()).isEqualTo("DISABLED");
+            b.screenshot("04-plugin-disabled");
 
-        b.find(By.id("enable-cuda")).click();
-        b.waitFor(By.id("notice"));
-        assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+            b.find(By.id("enable-cuda")).click();
+            b.waitFor(By.id("notice"));
+            assertThat(b.find(By.id("plugin-cuda")).findElement(By.className("plugin-state")).getText()).isEqualTo("STARTED");
+        } finally {
+            // the choice is stored: a browser that stalls in between must not leave cuda disabled for the other tests
+            if (host.plugin("cuda").orElseThrow().disabled()) {
+                host.enable("cuda");
+            }
+        }
     }
 
     @Test

@@ -150,6 +150,43 @@ public final class PluginJars {
         return file;
     }
 
+    /**
+     * An execution backend of the given priority whose {@code load} runs out of device memory, the way an
+     * accelerator backend reports it: what was needed, what was free, which property to change. The message
+     * echoes its {@code memory-fraction} setting, so a test sees {@code strata.<id>.*} arrive.
+     */
+    public static Path executionBackendOutOfMemory(Path file, String id, int priority) throws IOException {
+        String pkg = "test." + id.replace('-', '_');
+        String provider = pkg + ".OutOfMemoryBackend";
+        Map<String, byte[]> classes = compile(Map.of(provider, """
+                package %s;
+                import io.strata.spi.*;
+                import io.strata.spi.exec.*;
+                import java.util.*;
+                @org.pf4j.Extension
+                public class OutOfMemoryBackend implements BackendProvider, ExecutionBackend {
+                    public BackendIdentity identity() { return new BackendIdentity("%s", "Small accelerator", "Test Vendor", "1.0.0"); }
+                    public ProbeResult probe() {
+                        return ProbeResult.available(List.of(new DeviceInfo(0, "Small X1", 1L << 30, 1L << 30, Map.of())), Set.of("execution"));
+                    }
+                    public int priority() { return %d; }
+                    public BackendCapabilities capabilities() {
+                        return new BackendCapabilities(1L << 30, EnumSet.allOf(io.strata.kv.MainKvDtype.class),
+                                EnumSet.allOf(io.strata.kv.IndexerKvDtype.class), false, 8192, 256);
+                    }
+                    public ModelExecutor load(io.strata.model.config.ModelConfig config,
+                                              io.strata.model.checkpoint.Checkpoint checkpoint, LoadOptions options) {
+                        throw new IllegalStateException("out of device memory on Small X1: the weights need 40.0 GiB, 1.0 GiB is free;"
+                                + " use a smaller model or another backend (strata.%s.memory-fraction="
+                                + options.settings().getOrDefault("memory-fraction", "unset") + ")");
+                    }
+                }
+                """.formatted(pkg, id, priority, id)));
+        writeJar(file, classes, Map.of("plugin.properties", descriptor(id, "1.0.0", null),
+                "META-INF/extensions.idx", provider + "\n"));
+        return file;
+    }
+
     private static String descriptor(String id, String version, String pluginClass) {
         return "plugin.id=" + id + "\nplugin.version=" + version + "\nplugin.provider=Test Vendor\n"
                 + "plugin.description=made by a test\n" + (pluginClass == null ? "" : "plugin.class=" + pluginClass + "\n");

@@ -154,10 +154,10 @@ public final class SyntheticCheckpoint {
 
     private String config() {
         StringBuilder ratios = new StringBuilder();
+        // no multi-token-prediction layer: the server loads the directory as a complete checkpoint
         for (int l = 0; l < s.layers(); l++) {
-            ratios.append(s.ratio(l)).append(", ");
+            ratios.append(l > 0 ? ", " : "").append(s.ratio(l));
         }
-        ratios.append(0);
         return """
             {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "vocab_size": %d,
              "hidden_size": %d, "num_hidden_layers": %d, "num_attention_heads": %d, "num_key_value_heads": 1,
@@ -169,7 +169,7 @@ public final class SyntheticCheckpoint {
              "n_routed_experts": %d, "num_experts_per_tok": %d, "n_shared_experts": 1, "moe_intermediate_size": %d,
              "num_hash_layers": %d, "scoring_func": "sqrtsoftplus", "topk_method": "noaux_tc", "norm_topk_prob": true,
              "routed_scaling_factor": 1.5, "swiglu_limit": 10.0, "hidden_act": "silu", "hc_mult": 4,
-             "hc_sinkhorn_iters": 20, "hc_eps": 1e-06, "num_nextn_predict_layers": 1, "rms_norm_eps": 1e-06,
+             "hc_sinkhorn_iters": 20, "hc_eps": 1e-06, "num_nextn_predict_layers": 0, "rms_norm_eps": 1e-06,
              "bos_token_id": 0, "eos_token_id": 1, "tie_word_embeddings": false, "attention_bias": false,
              "attention_dropout": 0.0, "initializer_range": 0.02, "torch_dtype": "bfloat16", "use_cache": true%s}
             """.formatted(s.vocab(), s.hidden(), s.layers(), s.heads(), s.qLora(), s.oGroups(), s.oLora(), ratios,
