@@ -106,7 +106,8 @@ public final class CudaExecutor implements ModelExecutor {
     }
 
     private static String gib(long bytes) {
-        return String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) GIB);
+        return bytes >= GIB ? String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) GIB)
+            : String.format(java.util.Locale.ROOT, "%.1f MiB", bytes / 1048576.0);
     }
 
     @Override
