@@ -51,7 +51,8 @@ for step in "$@"; do
       gen=/tmp/strata-models/dsv4-synth
       if [[ ! -f $gen/config.json ]]; then
         $b/strata-gpu/runtime/bin/java -cp "$(ls $b/strata-gpu/plugins/backend-plugin-example-*.jar):$b/strata-gpu/app/lib/*" \
-          io.strata.backend.cpu.bench.SyntheticCheckpoint $gen ${SERVE_SHAPE:-tiny} && cp .bundle/serve/tokenizer.json $gen/
+          io.strata.backend.cpu.bench.SyntheticCheckpoint $gen ${SERVE_SHAPE:-tiny} ${SERVE_STABLE:+stable} \
+          && cp .bundle/serve/tokenizer.json $gen/
       fi
       here=$PWD
       for backend in ${SERVE_BACKENDS:-cuda cpu}; do
@@ -69,7 +70,10 @@ for step in "$@"; do
           --seconds ${LOAD_SECONDS:-60} --max-tokens 32 --json "$out/load-$backend.json" 2>&1 | tail -24
         curl -s localhost:18080/actuator/prometheus | grep -E '^strata_device|^strata_kv_pages' > "$out/metrics-$backend.txt"
         kill $pid; wait $pid 2>/dev/null; cd "$here"
-      done ;;
+      done
+      # one archive: the device tool brings back only a few files per call
+      tar -czf "$out/serve.tgz" -C "$out" $(cd "$out" && ls -d serve-* load-* metrics-* pages-* 2>/dev/null) \
+        && (cd "$out" && rm -rf serve-*.json serve-*.log pages-*) ;;
     alt*:*)
       # A/B: the same benchmark (and the parity tests) against a variant library built into
       # backend-cuda/target/native-<name>, e.g. step "alt2:F3,F2" uses target/native-alt2

@@ -106,7 +106,8 @@ public final class CudaExecutor implements ModelExecutor {
     }
 
     private static String gib(long bytes) {
-        return String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) GIB);
+        return bytes >= GIB ? String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) GIB)
+            : String.format(java.util.Locale.ROOT, "%.1f MiB", bytes / 1048576.0);
     }
 
     @Override
@@ -167,6 +168,26 @@ public final class CudaExecutor implements ModelExecutor {
         }
         rowStart[batch.chunks().size()] = r;
         return new StepResult(logits, config.vocabSize(), rowStart, System.nanoTime() - t0);
+    }
+
+    /**
+     * Layer {@code layer}'s attention sub-layer alone over the rows of {@code batch}, with its input given
+     * (bf16 bits, rows × hidden): the module-level view the fixtures record. Caches are read and written as
+     * in a step.
+     */
+    synchronized short[] attentionOnly(int layer, StepBatch batch, short[] x) {
+        if (kv == null) {
+            throw new IllegalStateException("allocateKv must be called before attentionOnly");
+        }
+        StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(), host,
+            workspace);
+        int dim = config.hiddenSize();
+        try (var in = io.strata.backend.cuda.DeviceBuffer.of(x);
+             var out = io.strata.backend.cuda.DeviceBuffer.allocate(2L * x.length)) {
+            model.attention(layer, plan, kv, workspace, in.address(), out.address(), 0);
+            CudaRuntime.check(CudaNative.strata_cuda_check(1), "attention");
+            return out.downloadShorts(batch.totalTokens() * dim);
+        }
     }
 
     @Override

@@ -159,6 +159,10 @@ final class DeviceModel {
     }
 
     /** One attention sub-layer over all rows of the step: x bf16 [T, dim] in, y bf16 [T, dim] out. */
+    void attention(int l, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y, long stream) {
+        attention(l, layers.get(l), plan, kv, ws, x, y, stream);
+    }
+
     private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y,
                            long stream) {
         int T = plan.tokens;

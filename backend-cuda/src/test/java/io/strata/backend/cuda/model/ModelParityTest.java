@@ -194,6 +194,63 @@ class ModelParityTest {
         return reqs.stream().map(r -> r.collected(m.config().vocabSize())).toList();
     }
 
+    /**
+     * Every layer's attention sub-layer alone, from the fixture's recorded input, against the reference's
+     * recorded output ({@code io.layers.k.attn.in0/out0}: the 300-token prefill of sequence 0 from empty caches).
+     */
+    @Test
+    void fixtureAttentionModulesMatchTheReference() {
+        int dim = fp8.config().hiddenSize();
+        int n = 300;
+        int[] tokens = java.util.Arrays.copyOf(tokens(0), n);
+        for (int l = 0; l < fp8.config().numHiddenLayers(); l++) {
+            Schedule.Pages pages = new Schedule.Pages(fp8.layout());
+            var batch = new io.strata.spi.exec.StepBatch(List.of(new io.strata.spi.exec.SequenceChunk(100 + l, tokens, 0,
+                io.strata.spi.exec.BlockTable.fromZero(pages.tables(n)), 0, 0, new int[0])));
+            short[] in = bf16Bits(expected.tensor("io.layers." + l + ".attn.in0").toFloatArray());
+            float[] ref = expected.tensor("io.layers." + l + ".attn.out0").toFloatArray();
+            short[] out = ((CudaExecutor) fp8.gpu()).attentionOnly(l, batch, in);
+            float[] got = new float[out.length];
+            for (int i = 0; i < out.length; i++) {
+                got[i] = io.strata.model.format.Bf16.toFloat(out[i]);
+            }
+            double worst = 0;
+            for (int t = 0; t < n; t++) {
+                double num = 0;
+                double den = 0;
+                for (int d = 0; d < dim; d++) {
+                    double e = got[t * dim + d] - ref[t * dim + d];
+                    num += e * e;
+                    den += (double) ref[t * dim + d] * ref[t * dim + d];
+                }
+                worst = Math.max(worst, Math.sqrt(num / Math.max(den, 1e-30)));
+            }
+            double total = relative(got, ref);
+            System.out.printf("dsv4-tiny-fp8 layer %d attention vs reference: %.2e relative (worst row %.2e)%n", l,
+                total, worst);
+            assertThat(total).as("layer " + l + " attention").isLessThan(2e-2);
+        }
+    }
+
+    private static short[] bf16Bits(float[] v) {
+        short[] out = new short[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = (short) io.strata.model.format.Bf16.fromFloat(v[i]);
+        }
+        return out;
+    }
+
+    private static double relative(float[] a, float[] b) {
+        double num = 0;
+        double den = 0;
+        for (int i = 0; i < a.length; i++) {
+            double d = (double) a[i] - b[i];
+            num += d * d;
+            den += (double) b[i] * b[i];
+        }
+        return Math.sqrt(num / den);
+    }
+
     @Test
     void flashShapedStableModelMatchesTheCpu(@TempDir Path dir) throws Exception {
         stableShape(FLASH, dir, "flash-shaped");

@@ -23,8 +23,8 @@ import java.util.Map;
  */
 final class Schedule {
     /** Pages per bucket each executor's pools get in these tests. */
-    static final Map<PageBucket, Integer> POOL = Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500,
-        PageBucket.SMALL, 600);
+    static final Map<PageBucket, Integer> POOL = Map.of(PageBucket.LARGE, 1200, PageBucket.MIDDLE, 4000,
+        PageBucket.SMALL, 6000);
 
     /** Hands out fresh physical pages per bucket; deterministic, so both executors see the same tables. */
     static final class Pages {
