@@ -32,7 +32,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code strata.kv.preemptions} → {@code strata_kv_preemptions_total}; = {@code vllm:num_preemptions_total}</li>
  * </ul>
  * Page gauges read the latest {@link KvUsage} the engine thread published (at most a step old, never half a
- * step); the counters are {@link KvCacheStats}, which is safe from any thread.
+ * step); the counters are {@link KvCacheStats}, which is safe from any thread. The gauges hold the supplier
+ * strongly: Micrometer keeps only a weak reference to a gauge's state by default, and nothing else holds
+ * the supplier, so after a garbage collection the pages would read NaN.
  */
 public final class KvCacheMetrics implements MeterBinder {
 
@@ -64,7 +66,7 @@ public final class KvCacheMetrics implements MeterBinder {
                     })
                     .tags("model", model, "bucket", bucket)
                     .description("Fraction of the bucket's pages referenced by running requests (cached pages count as free)")
-                    .register(registry);
+                    .strongReference(true).register(registry);
             Gauge.builder("strata.kv.page.bytes", b, BucketLayout::rowBytes)
                     .tags("model", model, "bucket", bucket).baseUnit("bytes")
                     .description("Bytes of one page (row) of the bucket").register(registry);
@@ -72,7 +74,8 @@ public final class KvCacheMetrics implements MeterBinder {
         for (KindLayout k : layout.kinds()) {
             Gauge.builder("strata.kv.kind.pages.in.use", usage, s -> s.get().pagesInUse(k.kind()))
                     .tags("model", model, "kind", k.kind().metricName(), "bucket", k.bucket().metricName())
-                    .description("Pages of this cache kind referenced by running requests").register(registry);
+                    .description("Pages of this cache kind referenced by running requests").strongReference(true)
+                    .register(registry);
         }
         KvCacheStats s = stats;
         FunctionCounter.builder("strata.kv.prefix.queries", s, KvCacheStats::queries).tags("model", model)
@@ -90,6 +93,6 @@ public final class KvCacheMetrics implements MeterBinder {
     private void page(MeterRegistry registry, String model, String bucket, String state, ToDoubleFunction<KvUsage> f) {
         Gauge.builder("strata.kv.pages", usage, s -> f.applyAsDouble(s.get()))
                 .tags("model", model, "bucket", bucket, "state", state)
-                .description("Pages of a bucket pool by state").register(registry);
+                .description("Pages of a bucket pool by state").strongReference(true).register(registry);
     }
 }
