@@ -1,5 +1,7 @@
 package io.strata.platform.console;
 
+import io.strata.platform.engine.ServingBackend;
+
 import io.micrometer.core.instrument.MeterRegistry;
 import io.strata.platform.engine.InferenceEngine;
 import io.strata.platform.engine.kv.KvCacheStats;
@@ -42,6 +44,7 @@ public class StatsSampler implements SmartLifecycle {
     private final EngineView engine;
     private final MeterRegistry registry;
     private final PluginHost plugins;
+    private final ServingBackend serving;
     private final MinuteHistory history;
     private final String version;
     private final Sinks.Many<LiveStats> sink = Sinks.many().multicast().directBestEffort();
@@ -51,11 +54,12 @@ public class StatsSampler implements SmartLifecycle {
     private ScheduledExecutorService timer;
     private volatile LiveStats latest;
 
-    public StatsSampler(EngineView engine, MeterRegistry registry, PluginHost plugins, MinuteHistory history,
-                        ObjectProvider<BuildProperties> build) {
+    public StatsSampler(EngineView engine, MeterRegistry registry, PluginHost plugins, ServingBackend serving,
+                        MinuteHistory history, ObjectProvider<BuildProperties> build) {
         this.engine = engine;
         this.registry = registry;
         this.plugins = plugins;
+        this.serving = serving;
         this.history = history;
         BuildProperties b = build.getIfAvailable();
         String fromJar = StatsSampler.class.getPackage().getImplementationVersion();
@@ -132,9 +136,13 @@ public class StatsSampler implements SmartLifecycle {
     private LiveStats.Health health() {
         InferenceEngine e = engine.engine();
         InferenceEngine.EngineStatus status = e.status();
-        String backends = plugins.availableBackends().stream().map(StatsSampler::describe)
-                .collect(Collectors.joining("; "));
-        return new LiveStats.Health(status.up(), status.detail(), backends.isEmpty() ? "none available" : backends,
+        // the backend that serves and its device; with none serving, what is available
+        String backends = serving.serving().map(s -> s.pluginId() + " on " + s.device()).orElseGet(() -> {
+            String available = plugins.availableBackends().stream().map(StatsSampler::describe)
+                    .collect(Collectors.joining("; "));
+            return available.isEmpty() ? "none available" : "none serving (available: " + available + ")";
+        });
+        return new LiveStats.Health(status.up(), status.detail(), backends,
                 e.model().id(), e.model().maxModelLen(), ManagementFactory.getRuntimeMXBean().getUptime() / 1000,
                 version);
     }

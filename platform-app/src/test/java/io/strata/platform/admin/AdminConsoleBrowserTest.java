@@ -121,6 +121,8 @@ class AdminConsoleBrowserTest extends BrowserTest {
         // the serving backend, its device and the KV pools its allocateKv returned
         assertThat(b.find(By.id("serving-backend")).getText())
                 .isEqualTo("Serving backend: cpu — CPU (Java Vector API) on host memory");
+        assertThat(b.find(By.id("health-backend")).getText()).as("the health strip names the serving backend and device")
+                .isEqualTo("cpu on host memory");
         assertPoolsTable(b);
 
         // no request since this start: the since-start figures say so instead of showing 0 %
