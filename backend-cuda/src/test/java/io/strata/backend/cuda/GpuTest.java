@@ -6,11 +6,11 @@ import org.junit.jupiter.api.Assumptions;
 import java.util.Random;
 
 /** Shared helpers for the GPU parity tests: skip (and say why) only where no GPU is usable. */
-final class GpuTest {
+public final class GpuTest {
     private GpuTest() {
     }
 
-    static void assumeGpu() {
+    public static void assumeGpu() {
         ProbeResult r = new CudaBackendProvider().probe();
         if (!r.available()) {
             String why = "GPU parity test skipped, no usable GPU here: " + r.reason();
@@ -33,7 +33,7 @@ final class GpuTest {
     }
 
     /** ||a - b|| / ||b|| over paired values. */
-    static double relativeError(float[] a, float[] b) {
+    public static double relativeError(float[] a, float[] b) {
         double num = 0, den = 0;
         for (int i = 0; i < a.length; i++) {
             double d = (double) a[i] - b[i];
@@ -41,6 +41,18 @@ final class GpuTest {
             den += (double) b[i] * b[i];
         }
         return den == 0 ? Math.sqrt(num) : Math.sqrt(num / den);
+    }
+
+    /** ||ours - ref|| / ||ref|| over row {@code t} of two {@code [rows, dim]} arrays. */
+    public static double rowError(float[] ours, float[] ref, int t, int dim) {
+        double num = 0;
+        double den = 0;
+        for (int d = 0; d < dim; d++) {
+            double diff = ours[t * dim + d] - ref[t * dim + d];
+            num += diff * diff;
+            den += (double) ref[t * dim + d] * ref[t * dim + d];
+        }
+        return Math.sqrt(num / Math.max(den, 1e-30));
     }
 
     static float[] ropeFreqs(io.strata.backend.cpu.ops.Rope rope) {

@@ -84,7 +84,7 @@ class MoeParityTest {
                 int within = 0;
                 double worst = 0;
                 for (int t = 0; t < m; t++) {
-                    double e = rowError(r.out, ref, t, dim);
+                    double e = GpuTest.rowError(r.out, ref, t, dim);
                     worst = Math.max(worst, e);
                     within += e <= 2e-2 ? 1 : 0;
                 }
@@ -303,17 +303,6 @@ class MoeParityTest {
             t[i] = rnd.nextInt(vocab);
         }
         return t;
-    }
-
-    private static double rowError(float[] ours, float[] ref, int t, int dim) {
-        double num = 0;
-        double den = 0;
-        for (int d = 0; d < dim; d++) {
-            double diff = ours[t * dim + d] - ref[t * dim + d];
-            num += diff * diff;
-            den += (double) ref[t * dim + d] * ref[t * dim + d];
-        }
-        return Math.sqrt(num / Math.max(den, 1e-30));
     }
 
     private static int ordered(short bits) {

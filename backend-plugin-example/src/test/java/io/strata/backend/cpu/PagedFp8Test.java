@@ -1,6 +1,7 @@
 package io.strata.backend.cpu;
 
-import io.strata.backend.cpu.model.LogitStats;
+import io.strata.backend.cpu.bench.LogitStats;
+import io.strata.backend.cpu.bench.PageAllocator;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
@@ -45,7 +46,7 @@ class PagedFp8Test {
             float[][] runs = new float[2][];
             int[] chunks = {prompt, 64};
             for (int k = 0; k < 2; k++) {
-                int[][] tables = new TestPages(layout, cap).tables(prompt + decode);
+                int[][] tables = new PageAllocator(layout, cap).tables(prompt + decode);
                 int vocab = config.vocabSize();
                 float[] out = new float[(decode + 1) * vocab];
                 int done = 0;

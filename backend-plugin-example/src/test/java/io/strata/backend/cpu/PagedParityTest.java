@@ -1,6 +1,7 @@
 package io.strata.backend.cpu;
 
-import io.strata.backend.cpu.model.LogitStats;
+import io.strata.backend.cpu.bench.LogitStats;
+import io.strata.backend.cpu.bench.PageAllocator;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
@@ -133,8 +134,8 @@ class PagedParityTest {
         return s;
     }
 
-    TestPages pages() {
-        return new TestPages(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
+    PageAllocator pages() {
+        return new PageAllocator(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
     }
 
     /** Logits of a whole-prompt prefill then decode, per sequence: what every other schedule must reproduce. */
@@ -154,7 +155,7 @@ class PagedParityTest {
     }
 
     private static float[] computeOneShot(int seq) {
-        TestPages p = new TestPages(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
+        PageAllocator p = new PageAllocator(layout, Map.of(PageBucket.LARGE, 600, PageBucket.MIDDLE, 2500, PageBucket.SMALL, 100));
         Driver d = new Driver(100 + seq, seq, 1000, p.tables(tokens(seq).length));
         run(List.of(d));
         return d.collected();
@@ -164,7 +165,7 @@ class PagedParityTest {
     void chunkedPrefillOf64And100TokensMeetsTheCriteriaAndEqualsOneShot() {
         float[][] whole = {oneShot(0), oneShot(1)};
         for (int chunk : new int[]{64, 100}) {
-            TestPages p = pages();
+            PageAllocator p = pages();
             for (int seq = 0; seq < 2; seq++) {
                 Driver d = new Driver(seq, seq, chunk, p.tables(tokens(seq).length));
                 run(List.of(d));
@@ -180,7 +181,7 @@ class PagedParityTest {
     void windowSlotsOutsideTheLastWindowOfAChunkMayBeUnmapped() {
         // the engine may map window/state pages only for what must persist; a 300-token prompt then needs
         // SWA rows from 300 - 127 on and the trailing compressor state, nothing else
-        TestPages p = pages();
+        PageAllocator p = pages();
         int[] tokens = tokens(0);
         int[][] tables = p.tables(tokens.length);
         for (KindGroup g : layout.groups()) {
@@ -201,7 +202,7 @@ class PagedParityTest {
 
     @Test
     void twoRequestsBatchedInTheSameStepsMeetTheCriteria() {
-        TestPages p = pages();
+        PageAllocator p = pages();
         Driver a = new Driver(1, 0, 128, p.tables(tokens(0).length));
         Driver b = new Driver(2, 1, 128, p.tables(tokens(1).length));
         run(List.of(a, b));
@@ -212,30 +213,9 @@ class PagedParityTest {
         assertSameBits(b.collected(), oneShot(1), "batched seq 1 vs alone");
     }
 
-    /**
-     * {@code tables} with {@code first}'s compressed pages up to {@code hit} shared, and with {@code windows}
-     * also its window/state pages of the last window before {@code hit}: what a prefix-cache hit hands over.
-     */
-    private int[][] tablesSharing(int[][] tables, Driver first, int hit, boolean windows) {
-        for (KindGroup g : layout.groups()) {
-            var k = layout.kindOf(g);
-            if (k.kind().compressed()) {
-                for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
-                    tables[g.id()][v] = first.tables[g.id()][v];
-                }
-            } else if (windows) {
-                long lo = k.window().windowStart(hit);
-                for (long v = k.pageIndex(Math.max(0, lo)); lo < hit && v <= k.pageIndex(hit - 1); v++) {
-                    tables[g.id()][(int) v] = first.tables[g.id()][(int) v];
-                }
-            }
-        }
-        return tables;
-    }
-
     @Test
     void resumingFromAPrefixHitAt256MeetsTheCriteria() {
-        TestPages p = pages();
+        PageAllocator p = pages();
         int[] tokens = tokens(0);
         Driver first = new Driver(10, 0, 300, p.tables(tokens.length));
         first.logits.clear();
@@ -244,7 +224,7 @@ class PagedParityTest {
         exec.execute(new StepBatch(List.of(c)));
         int hit = 256;
         // second request: compressed pages of block 0 shared; window/state pages of the last window before 256 shared
-        int[][] tables = tablesSharing(p.tables(tokens.length), first, hit, true);
+        int[][] tables = p.sharing(p.tables(tokens.length), first.tables, hit, true);
         Driver second = new Driver(11, 0, 300, tables);
         second.done = hit;
         second.sharedPrefix = hit;
@@ -268,7 +248,7 @@ class PagedParityTest {
 
     @Test
     void resumingByRecomputingTheWindowAtTheEnginesDepthMeetsTheCriteria() {
-        TestPages p = pages();
+        PageAllocator p = pages();
         int[] tokens = tokens(0);
         Driver first = new Driver(20, 0, 300, p.tables(tokens.length));
         exec.execute(new StepBatch(List.of(first.next())));
@@ -276,7 +256,7 @@ class PagedParityTest {
         // what the engine hands over when the window before the hit was evicted: the compressed pages up to the
         // hit, fresh window pages, and the resume point hit - depth (clamped at 0, as the manager does)
         int from = (int) Math.max(0, hit - engineRecomputeDepth());
-        int[][] tables = tablesSharing(p.tables(tokens.length), first, hit, false);
+        int[][] tables = p.sharing(p.tables(tokens.length), first.tables, hit, false);
         Driver second = new Driver(21, 0, 300, tables);
         second.done = from;
         second.sharedPrefix = hit;
@@ -294,7 +274,7 @@ class PagedParityTest {
     @Test
     void pagedFormatsAreLosslessAgainstDenseCaches() {
         // a whole prompt at once through the SPI, compared bit for bit with the dense fp32 cache
-        TestPages p = pages();
+        PageAllocator p = pages();
         int[] tokens = tokens(1);
         int[][] tables = p.tables(tokens.length);
         StepResult r = exec.execute(new StepBatch(List.of(SequenceChunk.of(5, Arrays.copyOf(tokens, 200), 0, BlockTable.fromZero(tables)))));

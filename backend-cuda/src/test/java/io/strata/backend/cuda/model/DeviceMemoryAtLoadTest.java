@@ -4,12 +4,11 @@ import io.strata.backend.cuda.CudaBackendProvider;
 import io.strata.backend.cuda.CudaException;
 import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.DeviceBuffer;
+import io.strata.backend.cuda.GpuTest;
 import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.config.ModelConfig;
-import io.strata.spi.ProbeResult;
 import io.strata.spi.exec.LoadOptions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
@@ -28,12 +27,7 @@ class DeviceMemoryAtLoadTest {
 
     @Test
     void aModelThatDoesNotFitSaysWhatItNeededWhatWasFreeAndWhatToChange() throws Exception {
-        ProbeResult probe = new CudaBackendProvider().probe();
-        if (!probe.available()) {
-            String why = "GPU memory test skipped, no usable GPU here: " + probe.reason();
-            System.out.println(why);
-            Assumptions.assumeTrue(false, why);
-        }
+        GpuTest.assumeGpu();
         Path dir = ModelParityTest.models().resolve("dsv4-tiny-fp8");
         ModelConfig config = ModelConfig.parse(dir.resolve("config.json"));
         LoadOptions opts = new LoadOptions("dsv4-tiny-fp8", 256, 4, 0);

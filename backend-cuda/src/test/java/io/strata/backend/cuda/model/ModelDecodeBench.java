@@ -1,9 +1,8 @@
 package io.strata.backend.cuda.model;
 
+import io.strata.backend.cpu.bench.PageAllocator;
 import io.strata.backend.cpu.bench.SyntheticCheckpoint;
 import io.strata.backend.cuda.CudaBackendProvider;
-import io.strata.kv.BucketLayout;
-import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
@@ -20,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -54,40 +52,22 @@ public final class ModelDecodeBench {
              ModelExecutor gpu = new CudaBackendProvider().load(config, ckpt, new LoadOptions("flash-slice", 2048,
                  Math.max(maxBatch, 8), 0))) {
             KvLayout layout = KvLayout.of(KvModelShape.of("flash-slice", config), KvPrecision.DEFAULT);
-            Map<PageBucket, Integer> pages = new EnumMap<>(PageBucket.class);
-            for (BucketLayout b : layout.buckets()) {
-                int per = 0;
-                for (KindGroup g : layout.groups()) {
-                    if (g.bucket() == b.bucket()) {
-                        per += (int) layout.kindOf(g).pageIndex(context + steps) + 1;
-                    }
-                }
-                pages.put(b.bucket(), per * maxBatch);
-            }
+            Map<PageBucket, Integer> pages = PageAllocator.pagesNeeded(layout, context + steps + 1, maxBatch);
             gpu.allocateKv(layout, pages);
             System.out.printf("weights %.2f GiB on the device; KV pools %s%n", gpu.weightBytes() / (double) (1L << 30),
                 pages);
             SplittableRandom rnd = new SplittableRandom(1);
             for (int batch : batches) {
-                run(gpu, layout, config, batch, context, steps, rnd);
+                run(gpu, new PageAllocator(layout, pages), config, batch, context, steps, rnd);
             }
         }
     }
 
-    private static void run(ModelExecutor gpu, KvLayout layout, ModelConfig config, int batch, int context, int steps,
-                            SplittableRandom rnd) {
-        Map<PageBucket, Integer> next = new EnumMap<>(PageBucket.class);
+    private static void run(ModelExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
+                            int steps, SplittableRandom rnd) {
         List<BlockTable[]> tables = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
-            int[][] t = new int[layout.groups().size()][];
-            for (KindGroup g : layout.groups()) {
-                int n = (int) layout.kindOf(g).pageIndex(context + steps) + 1;
-                t[g.id()] = new int[n];
-                for (int v = 0; v < n; v++) {
-                    t[g.id()][v] = next.merge(g.bucket(), 1, Integer::sum) - 1;
-                }
-            }
-            tables.add(BlockTable.fromZero(t));
+            tables.add(BlockTable.fromZero(pages.tables(context + steps + 1)));
         }
         int vocab = config.vocabSize();
         // prefill: chunks of up to 2048 tokens over all requests

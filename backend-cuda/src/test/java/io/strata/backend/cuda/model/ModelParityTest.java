@@ -1,19 +1,20 @@
 package io.strata.backend.cuda.model;
 
+import io.strata.backend.cpu.bench.LogitStats;
+import io.strata.backend.cpu.bench.PageAllocator;
 import io.strata.backend.cpu.CpuBackendProvider;
 import io.strata.backend.cpu.bench.SyntheticCheckpoint;
 import io.strata.backend.cuda.CudaBackendProvider;
+import io.strata.backend.cuda.GpuTest;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
 import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.checkpoint.SafetensorsFile;
 import io.strata.model.config.ModelConfig;
-import io.strata.spi.ProbeResult;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.ModelExecutor;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -73,12 +74,7 @@ class ModelParityTest {
 
     @BeforeAll
     void open() throws Exception {
-        ProbeResult probe = new CudaBackendProvider().probe();
-        if (!probe.available()) {
-            String why = "GPU model parity skipped, no usable GPU here: " + probe.reason();
-            System.out.println(why);
-            Assumptions.assumeTrue(false, why);
-        }
+        GpuTest.assumeGpu();
         Path dir = models().resolve("dsv4-tiny-fp8");
         fp8 = Pair.open(dir, "dsv4-tiny-fp8");
         expected = SafetensorsFile.open(dir.resolve("expected.safetensors"));
@@ -108,14 +104,14 @@ class ModelParityTest {
     private static final int[] PROMPT = {300, 3};
 
     /** Runs the same schedule on both backends: {@code scenario} builds the requests from a fresh page allocator. */
-    private static List<float[]> both(Pair m, Function<Schedule.Pages, List<Schedule.Request>> scenario,
+    private static List<float[]> both(Pair m, Function<PageAllocator, List<Schedule.Request>> scenario,
                                       ModelExecutor exec) {
-        List<Schedule.Request> reqs = scenario.apply(new Schedule.Pages(m.layout()));
+        List<Schedule.Request> reqs = scenario.apply(new PageAllocator(m.layout(), Schedule.POOL));
         Schedule.run(exec, reqs);
         return reqs.stream().map(r -> r.collected(m.config().vocabSize())).toList();
     }
 
-    private void checkFp8(String what, Function<Schedule.Pages, List<Schedule.Request>> scenario, int... seqs) {
+    private void checkFp8(String what, Function<PageAllocator, List<Schedule.Request>> scenario, int... seqs) {
         int vocab = fp8.config().vocabSize();
         List<float[]> gpu = sequential(fp8, scenario, fp8.gpu());
         List<float[]> cpu = sequential(fp8, scenario, fp8.cpu());
@@ -184,9 +180,9 @@ class ModelParityTest {
         }
     }
 
-    private static List<float[]> sequential(Pair m, Function<Schedule.Pages, List<Schedule.Request>> scenario,
+    private static List<float[]> sequential(Pair m, Function<PageAllocator, List<Schedule.Request>> scenario,
                                             ModelExecutor exec) {
-        List<Schedule.Request> reqs = scenario.apply(new Schedule.Pages(m.layout()));
+        List<Schedule.Request> reqs = scenario.apply(new PageAllocator(m.layout(), Schedule.POOL));
         if (reqs instanceof SequentialPair p) {
             Schedule.run(exec, List.of(p.first));
         }
@@ -204,7 +200,7 @@ class ModelParityTest {
         int n = 300;
         int[] tokens = java.util.Arrays.copyOf(tokens(0), n);
         for (int l = 0; l < fp8.config().numHiddenLayers(); l++) {
-            Schedule.Pages pages = new Schedule.Pages(fp8.layout());
+            PageAllocator pages = new PageAllocator(fp8.layout(), Schedule.POOL);
             var batch = new io.strata.spi.exec.StepBatch(List.of(new io.strata.spi.exec.SequenceChunk(100 + l, tokens, 0,
                 io.strata.spi.exec.BlockTable.fromZero(pages.tables(n)), 0, 0, new int[0])));
             short[] in = bf16Bits(expected.tensor("io.layers." + l + ".attn.in0").toFloatArray());
@@ -216,16 +212,9 @@ class ModelParityTest {
             }
             double worst = 0;
             for (int t = 0; t < n; t++) {
-                double num = 0;
-                double den = 0;
-                for (int d = 0; d < dim; d++) {
-                    double e = got[t * dim + d] - ref[t * dim + d];
-                    num += e * e;
-                    den += (double) ref[t * dim + d] * ref[t * dim + d];
-                }
-                worst = Math.max(worst, Math.sqrt(num / Math.max(den, 1e-30)));
+                worst = Math.max(worst, GpuTest.rowError(got, ref, t, dim));
             }
-            double total = relative(got, ref);
+            double total = GpuTest.relativeError(got, ref);
             System.out.printf("dsv4-tiny-fp8 layer %d attention vs reference: %.2e relative (worst row %.2e)%n", l,
                 total, worst);
             assertThat(total).as("layer " + l + " attention").isLessThan(2e-2);
@@ -238,17 +227,6 @@ class ModelParityTest {
             out[i] = (short) io.strata.model.format.Bf16.fromFloat(v[i]);
         }
         return out;
-    }
-
-    private static double relative(float[] a, float[] b) {
-        double num = 0;
-        double den = 0;
-        for (int i = 0; i < a.length; i++) {
-            double d = (double) a[i] - b[i];
-            num += d * d;
-            den += (double) b[i] * b[i];
-        }
-        return Math.sqrt(num / den);
     }
 
     @Test
@@ -269,7 +247,7 @@ class ModelParityTest {
         int[] a = rnd.ints(640, 2, shape.vocab()).toArray();
         int[] b = rnd.ints(80, 2, shape.vocab()).toArray();
         try (Pair m = Pair.open(dir, id)) {
-            Function<Schedule.Pages, List<Schedule.Request>> batched = pages -> List.of(
+            Function<PageAllocator, List<Schedule.Request>> batched = pages -> List.of(
                 new Schedule.Request(1, a, 600, 256, pages.tables(a.length)),
                 new Schedule.Request(2, b, 40, 256, pages.tables(b.length)));
             List<float[]> gpu = both(m, batched, m.gpu());
@@ -280,7 +258,7 @@ class ModelParityTest {
                 assertThat(s.meetsGeneratedStableCriteria()).as(id + " request " + (i + 1) + ": " + s).isTrue();
             }
             int hit = 512;
-            Function<Schedule.Pages, List<Schedule.Request>> prefix = pages -> {
+            Function<PageAllocator, List<Schedule.Request>> prefix = pages -> {
                 int[][] firstTables = pages.tables(a.length);
                 Schedule.Request first = new Schedule.Request(3, java.util.Arrays.copyOf(a, 600), 600, 600, firstTables);
                 Schedule.Request second = new Schedule.Request(4, a, 600, 256,

@@ -1,8 +1,5 @@
 package io.strata.backend.cuda.model;
 
-import io.strata.kv.KindGroup;
-import io.strata.kv.KindLayout;
-import io.strata.kv.KvLayout;
 import io.strata.kv.PageBucket;
 import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.ModelExecutor;
@@ -12,67 +9,18 @@ import io.strata.spi.exec.StepResult;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * Drives requests through an executor the way the engine does — prompt chunks, then one token per step
- * (teacher forcing), several requests per step — with block tables from a minimal page allocator, so the
+ * (teacher forcing), several requests per step — with block tables from a {@code PageAllocator}, so the
  * same schedule can run on the CPU and on the GPU and their logits be compared row by row.
  */
 final class Schedule {
     /** Pages per bucket each executor's pools get in these tests. */
     static final Map<PageBucket, Integer> POOL = Map.of(PageBucket.LARGE, 1200, PageBucket.MIDDLE, 4000,
         PageBucket.SMALL, 6000);
-
-    /** Hands out fresh physical pages per bucket; deterministic, so both executors see the same tables. */
-    static final class Pages {
-        private final KvLayout layout;
-        private final Map<PageBucket, Integer> next = new EnumMap<>(PageBucket.class);
-
-        Pages(KvLayout layout) {
-            this.layout = layout;
-        }
-
-        int[][] tables(int end) {
-            int[][] t = new int[layout.groups().size()][];
-            for (KindGroup g : layout.groups()) {
-                KindLayout k = layout.kindOf(g);
-                int pages = (int) k.pageIndex(end - 1) + 1;
-                t[g.id()] = new int[pages];
-                for (int v = 0; v < pages; v++) {
-                    int p = next.merge(g.bucket(), 1, Integer::sum) - 1;
-                    if (p >= POOL.get(g.bucket())) {
-                        throw new IllegalStateException("test pool " + g.bucket() + " exhausted");
-                    }
-                    t[g.id()][v] = p;
-                }
-            }
-            return t;
-        }
-
-        /**
-         * {@code tables} with {@code first}'s compressed pages below {@code hit} shared, and with {@code windows}
-         * also its window/state pages of the last window before {@code hit}: what a prefix-cache hit hands over.
-         */
-        int[][] sharing(int[][] tables, int[][] first, int hit, boolean windows) {
-            for (KindGroup g : layout.groups()) {
-                var k = layout.kindOf(g);
-                if (k.kind().compressed()) {
-                    for (int v = 0; v < k.pageIndex(hit - 1) + 1; v++) {
-                        tables[g.id()][v] = first[g.id()][v];
-                    }
-                } else if (windows) {
-                    long lo = k.window().windowStart(hit);
-                    for (long v = k.pageIndex(Math.max(0, lo)); lo < hit && v <= k.pageIndex(hit - 1); v++) {
-                        tables[g.id()][(int) v] = first[g.id()][(int) v];
-                    }
-                }
-            }
-            return tables;
-        }
-    }
 
     /** One request: its tokens, prompt length, chunking, tables, progress and the logits collected. */
     static final class Request {

@@ -6,11 +6,12 @@ import io.strata.backend.cpu.ops.Parallel;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
+import io.strata.kv.PageBucket;
 import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.config.ModelConfig;
+import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.ModelExecutor;
-import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 
@@ -18,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
@@ -93,12 +95,14 @@ public final class CpuBenchmark {
              ModelExecutor exec = new CpuBackendProvider().load(config, ckpt, new LoadOptions(name, 8192, 8, 0))) {
             int positions = prefill + decode + 64;
             KvLayout layout = KvLayout.of(KvModelShape.of(name, config), KvPrecision.DEFAULT);
-            exec.allocateKv(layout, PageTables.pagesNeeded(layout, positions, 2));
+            Map<PageBucket, Integer> pool = PageAllocator.pagesNeeded(layout, positions, 2);
+            exec.allocateKv(layout, pool);
+            PageAllocator pages = new PageAllocator(layout, pool);
             SplittableRandom rnd = new SplittableRandom(7);
             int[] tokens = rnd.ints(positions, 2, config.vocabSize()).toArray();
             // warm-up sequence (JIT), then the measured one on fresh pages
-            sequence(exec, tokens, PageTables.tables(layout, positions, 0), Math.min(prefill, 64), 16, 0);
-            double[] tps = sequence(exec, tokens, PageTables.tables(layout, positions, 1), prefill, decode, 1);
+            sequence(exec, tokens, BlockTable.fromZero(pages.tables(positions)), Math.min(prefill, 64), 16, 0);
+            double[] tps = sequence(exec, tokens, BlockTable.fromZero(pages.tables(positions)), prefill, decode, 1);
             long bytes = ((CpuExecutor) exec).model().weightBytesPerToken();
             batchedDecode(exec, layout, tokens, positions, config.vocabSize());
             System.out.printf(Locale.ROOT, "%s: prefill %d tokens %.1f tok/s (%.2f CPU-ms/token), decode %d tokens "
@@ -132,11 +136,13 @@ public final class CpuBenchmark {
         int sequences = 8;
         int prompt = 32;
         int steps = 16;
-        exec.allocateKv(layout, PageTables.pagesNeeded(layout, positions, sequences));
+        Map<PageBucket, Integer> pool = PageAllocator.pagesNeeded(layout, positions, sequences);
+        exec.allocateKv(layout, pool);
+        PageAllocator pages = new PageAllocator(layout, pool);
         BlockTable[][] tables = new BlockTable[sequences][];
         List<SequenceChunk> prefill = new java.util.ArrayList<>();
         for (int s = 0; s < sequences; s++) {
-            tables[s] = PageTables.tables(layout, positions, s);
+            tables[s] = BlockTable.fromZero(pages.tables(positions));
             prefill.add(SequenceChunk.of(s, java.util.Arrays.copyOfRange(tokens, s, s + prompt), 0, tables[s]));
         }
         exec.execute(new StepBatch(prefill));

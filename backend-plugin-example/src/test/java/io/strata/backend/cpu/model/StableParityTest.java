@@ -1,5 +1,6 @@
 package io.strata.backend.cpu.model;
 
+import io.strata.backend.cpu.bench.LogitStats;
 import io.strata.backend.cpu.kv.LayerCache;
 import io.strata.model.checkpoint.Tensor;
 import org.junit.jupiter.api.Test;
