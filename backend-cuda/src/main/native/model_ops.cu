@@ -344,12 +344,4 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
     return launched();
 }
 
-int strata_cuda_check(int sync) {
-    if (sync) {
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e != cudaSuccess) return (int) e;
-    }
-    return (int) cudaGetLastError();
-}
-
 }  // extern "C"

@@ -49,7 +49,3 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
                         int src_scale_base, int src_scale_stride, int data_bytes, int scale_bytes, int64_t slots,
                         int64_t pool, int64_t page_bytes, int entries_per_page, int data_stride, int scale_base,
                         int scale_stride, int num_tokens, int64_t stream);
-
-/* The first error a kernel on the device raised since the last call (cudaGetLastError), synchronising
- * first when sync != 0 (so an asynchronous fault of the step surfaces here). */
-int strata_cuda_check(int sync);

@@ -150,15 +150,6 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
-    /** Copies {@code n} floats from a device address into {@code dst[off..]}. */
-    public static void download(long device, float[] dst, int off, int n) {
-        NativeLibrary.require();
-        try (FloatPointer p = new FloatPointer(n)) {
-            CudaRuntime.check(CudaNative.strata_cuda_memcpy(p.address(), device, 4L * n, D2H), "cudaMemcpy D2H");
-            p.get(dst, off, n);
-        }
-    }
-
     private void copyIn(Pointer host, long n) {
         checkSize(n);
         CudaRuntime.check(CudaNative.strata_cuda_memcpy(address, host.address(), n, H2D), "cudaMemcpy H2D");

@@ -60,14 +60,7 @@ public final class CpuExecutor implements ModelExecutor {
 
     @Override
     public synchronized KvPools allocateKv(KvLayout layout, Map<PageBucket, Integer> pages) {
-        if (!base.mainKvDtypes().contains(layout.precision().main())
-            || !base.indexerKvDtypes().contains(layout.precision().indexer())) {
-            throw new IllegalArgumentException("KV precision " + layout.precision() + " is not supported by the CPU backend");
-        }
-        if (!layout.shape().ratios().equals(model.config().compressRatios())
-            || layout.shape().headDim() != model.config().attention().headDim()) {
-            throw new IllegalArgumentException("KV layout " + layout.shape().modelId() + " does not match the loaded model");
-        }
+        base.requireLayout(layout, model.config(), "CPU");
         if (pools != null) {
             pools.close();
         }

@@ -47,7 +47,7 @@ class BackendChoiceTest {
         }
     }
 
-    /** A plugin that probes fine but cannot execute (as the CUDA plugin before it implements ExecutionBackend). */
+    /** A plugin that probes fine but executes nothing (a vendor plugin that only reports its devices). */
     record ProbeOnly(String id) implements BackendProvider {
         @Override
         public BackendIdentity identity() {

@@ -129,15 +129,7 @@ public final class CudaExecutor implements ModelExecutor {
 
     @Override
     public synchronized KvPools allocateKv(KvLayout layout, Map<PageBucket, Integer> pages) {
-        if (!caps.mainKvDtypes().contains(layout.precision().main())
-            || !caps.indexerKvDtypes().contains(layout.precision().indexer())) {
-            throw new IllegalArgumentException("KV precision " + layout.precision() + " is not supported by the CUDA"
-                + " backend (its kernels read FP8 main entries and FP4 indexer keys: strata.kv.dtype=fp8+fp4)");
-        }
-        if (!layout.shape().ratios().equals(config.compressRatios())
-            || layout.shape().headDim() != config.attention().headDim()) {
-            throw new IllegalArgumentException("KV layout " + layout.shape().modelId() + " does not match the loaded model");
-        }
+        caps.requireLayout(layout, config, "CUDA");
         if (kv != null) {
             kv.close();
             kv = null;
@@ -158,8 +150,8 @@ public final class CudaExecutor implements ModelExecutor {
         long t0 = System.nanoTime();
         StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(), host,
             workspace);
-        float[] logits = model.forward(plan, kv, workspace, 0);
-        CudaRuntime.check(CudaNative.strata_cuda_check(1), "step");
+        float[] logits = model.forward(plan, kv, workspace, host, 0);
+        CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "step");
         int[] rowStart = new int[batch.chunks().size() + 1];
         int r = 0;
         for (int i = 0; i < batch.chunks().size(); i++) {
@@ -185,7 +177,7 @@ public final class CudaExecutor implements ModelExecutor {
         try (var in = io.strata.backend.cuda.DeviceBuffer.of(x);
              var out = io.strata.backend.cuda.DeviceBuffer.allocate(2L * x.length)) {
             model.attention(layer, plan, kv, workspace, in.address(), out.address(), 0);
-            CudaRuntime.check(CudaNative.strata_cuda_check(1), "attention");
+            CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "attention");
             return out.downloadShorts(batch.totalTokens() * dim);
         }
     }

@@ -1,7 +1,6 @@
 package io.strata.backend.cuda.model;
 
 import io.strata.backend.cuda.CudaRuntime;
-import io.strata.backend.cuda.DeviceBuffer;
 import io.strata.backend.cuda.EntryLayout;
 import io.strata.backend.cuda.FusedKernels;
 import io.strata.backend.cuda.SparseKernels;
@@ -110,7 +109,7 @@ final class DeviceModel {
     }
 
     /** Runs a step; returns the logits of {@code plan.logitRows}, {@code vocab} fp32 each. */
-    float[] forward(StepPlan plan, DeviceKvCache kv, Workspace ws, long stream) {
+    float[] forward(StepPlan plan, DeviceKvCache kv, Workspace ws, HostStaging host, long stream) {
         int T = plan.tokens;
         long streams = (long) T * hc * dim * 2;
         long h = ws.get("h", streams);
@@ -135,11 +134,11 @@ final class DeviceModel {
             h = next;
             next = tmp;
         }
-        return logits(plan, h, ws, stream);
+        return logits(plan, h, ws, host, stream);
     }
 
     /** The HC head and final norm of the requested rows, then fp32 logits, {@link #HEAD_ROWS} rows at a time. */
-    private float[] logits(StepPlan plan, long h, Workspace ws, long stream) {
+    private float[] logits(StepPlan plan, long h, Workspace ws, HostStaging host, long stream) {
         int rows = plan.logitRows.length;
         float[] out = new float[rows * vocab];
         if (rows == 0) {
@@ -153,7 +152,7 @@ final class DeviceModel {
             check(CudaNative.strata_hc_head(h, plan.logitRowsDevice + 4L * r0, headFn, headBase, headScale, norm, xr, n,
                 hc, dim, hcEps, eps, stream), "hc head");
             LinearKernels.linear(head, xr, dim, n, logits, vocab, false, lin, stream);
-            DeviceBuffer.download(logits, out, r0 * vocab, n * vocab);
+            host.readFloats(logits, out, r0 * vocab, n * vocab);
         }
         return out;
     }

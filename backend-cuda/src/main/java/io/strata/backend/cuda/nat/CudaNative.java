@@ -143,7 +143,6 @@ public final class CudaNative {
             int entriesPerPage, int dataStride, int scaleBase, int scaleStride, int numTokens,
             @Cast("int64_t") long stream);
 
-    public static native int strata_cuda_check(int sync);
     // ---- linears and MoE (see strata_linear.h for the argument contract) ----
 
     public static native int strata_act_fp8_roundtrip(@Cast("int64_t") long x, int lda, int m, int cols,
