@@ -88,7 +88,8 @@ __device__ __forceinline__ void save_state(const F1Args &a, int t, int tid, int 
     using G = Geometry<HD, R>;
     int seq = a.token_seq[t];
     int pos = a.positions[t];
-    if (!keeps_state<HD, R>(a, seq, pos)) return;
+    // a row whose state page is unmapped keeps nothing: the padding rows of a captured decode graph
+    if (!keeps_state<HD, R>(a, seq, pos) || state_page(a, seq, pos) < 0) return;
     float *st = state_entry<HD, R>(a, seq, pos);
     const float4 *kv = reinterpret_cast<const float4 *>(a.kv + (int64_t) t * a.row_stride);
     const float4 *sc = reinterpret_cast<const float4 *>(a.score + (int64_t) t * a.row_stride);

@@ -269,6 +269,17 @@ inline int launched() { return (int) cudaGetLastError(); }
 
 }  // namespace
 
+// Benchmark fill: every byte a hash of (seed, index) masked with `mask`, so FP8 values, ue8m0 scales and
+// fp32 state words all stay small and finite (mask 0x37: exponents well below overflow, no NaN patterns).
+__global__ void k_fill_random(uint8_t *dst, int64_t bytes, uint64_t seed, uint8_t mask) {
+    for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < bytes; i += (int64_t) gridDim.x * blockDim.x) {
+        uint64_t z = seed + (uint64_t) i * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        dst[i] = (uint8_t) ((z ^ (z >> 31)) & mask);
+    }
+}
+
 extern "C" {
 
 int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int dim, int hc, int64_t stream) {
@@ -342,6 +353,12 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
     EntryLayout dst{(uint8_t *) pool, page_bytes, entries_per_page, data_stride, scale_base, scale_stride};
     k_copy_entries<<<num_tokens, 64, 0, as_stream(stream)>>>(src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
     return launched();
+}
+
+int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64_t stream) {
+    if (bytes <= 0) return 0;
+    k_fill_random<<<4096, 256, 0, (cudaStream_t) stream>>>((uint8_t *) dst, bytes, (uint64_t) seed, (uint8_t) mask);
+    return (int) cudaGetLastError();
 }
 
 }  // extern "C"

@@ -83,4 +83,79 @@ int strata_cuda_memset(int64_t dst, int value, int64_t bytes) {
 
 int strata_cuda_synchronize(void) { return (int) cudaDeviceSynchronize(); }
 
+static cudaStream_t as_stream(int64_t s) { return (cudaStream_t) (intptr_t) s; }
+static cudaEvent_t as_event(int64_t e) { return (cudaEvent_t) (intptr_t) e; }
+
+int strata_stream_create(int64_t *stream) {
+    cudaStream_t s = nullptr;
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    *stream = (int64_t) (intptr_t) s;
+    return (int) e;
+}
+
+int strata_stream_destroy(int64_t stream) { return (int) cudaStreamDestroy(as_stream(stream)); }
+
+int strata_stream_synchronize(int64_t stream) { return (int) cudaStreamSynchronize(as_stream(stream)); }
+
+int strata_event_create(int timed, int64_t *event) {
+    cudaEvent_t ev = nullptr;
+    cudaError_t e = cudaEventCreateWithFlags(&ev, timed ? cudaEventDefault : cudaEventDisableTiming);
+    *event = (int64_t) (intptr_t) ev;
+    return (int) e;
+}
+
+int strata_event_destroy(int64_t event) { return (int) cudaEventDestroy(as_event(event)); }
+
+int strata_event_record(int64_t event, int64_t stream) {
+    return (int) cudaEventRecord(as_event(event), as_stream(stream));
+}
+
+int strata_stream_wait_event(int64_t stream, int64_t event) {
+    return (int) cudaStreamWaitEvent(as_stream(stream), as_event(event), 0);
+}
+
+int strata_event_elapsed_ms(int64_t start, int64_t end, float *ms) {
+    cudaError_t e = cudaEventSynchronize(as_event(end));
+    if (e != cudaSuccess) return (int) e;
+    return (int) cudaEventElapsedTime(ms, as_event(start), as_event(end));
+}
+
+int strata_cuda_memcpy_async(int64_t dst, int64_t src, int64_t bytes, int kind, int64_t stream) {
+    cudaMemcpyKind k = kind == 1 ? cudaMemcpyHostToDevice
+                     : kind == 2 ? cudaMemcpyDeviceToHost
+                     : kind == 3 ? cudaMemcpyDeviceToDevice : cudaMemcpyDefault;
+    return (int) cudaMemcpyAsync((void *) (intptr_t) dst, (const void *) (intptr_t) src, (size_t) bytes, k,
+                                 as_stream(stream));
+}
+
+int strata_graph_begin_capture(int64_t stream) {
+    return (int) cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeThreadLocal);
+}
+
+int strata_graph_end_capture(int64_t stream, int64_t *exec, int64_t *nodes) {
+    *exec = 0;
+    *nodes = 0;
+    cudaGraph_t graph = nullptr;
+    cudaError_t e = cudaStreamEndCapture(as_stream(stream), &graph);
+    if (e != cudaSuccess) {
+        if (graph != nullptr) cudaGraphDestroy(graph);
+        return (int) e;
+    }
+    size_t n = 0;
+    cudaGraphGetNodes(graph, nullptr, &n);
+    cudaGraphExec_t ge = nullptr;
+    e = cudaGraphInstantiate(&ge, graph, 0);
+    cudaGraphDestroy(graph);
+    if (e != cudaSuccess) return (int) e;
+    *exec = (int64_t) (intptr_t) ge;
+    *nodes = (int64_t) n;
+    return 0;
+}
+
+int strata_graph_launch(int64_t exec, int64_t stream) {
+    return (int) cudaGraphLaunch((cudaGraphExec_t) (intptr_t) exec, as_stream(stream));
+}
+
+int strata_graph_destroy(int64_t exec) { return (int) cudaGraphExecDestroy((cudaGraphExec_t) (intptr_t) exec); }
+
 }  // extern "C"

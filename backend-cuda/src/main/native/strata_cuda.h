@@ -35,6 +35,26 @@ int strata_cuda_memcpy(int64_t dst, int64_t src, int64_t bytes, int kind);
 int strata_cuda_memset(int64_t dst, int value, int64_t bytes);
 int strata_cuda_synchronize(void);
 
+/* Streams, events and graphs. Streams are non-blocking (no implicit sync with the legacy stream); events
+ * are created without timing unless timed != 0. Graph capture uses the thread-local mode, so another
+ * thread's unrelated CUDA calls do not invalidate it. */
+int strata_stream_create(int64_t *stream);
+int strata_stream_destroy(int64_t stream);
+int strata_stream_synchronize(int64_t stream);
+int strata_event_create(int timed, int64_t *event);
+int strata_event_destroy(int64_t event);
+int strata_event_record(int64_t event, int64_t stream);
+int strata_stream_wait_event(int64_t stream, int64_t event);
+int strata_event_elapsed_ms(int64_t start, int64_t end, float *ms);
+/* kind as strata_cuda_memcpy; ordered on stream */
+int strata_cuda_memcpy_async(int64_t dst, int64_t src, int64_t bytes, int kind, int64_t stream);
+int strata_graph_begin_capture(int64_t stream);
+/* Ends the capture on stream and instantiates it: *exec the executable graph, *nodes its kernel/copy nodes.
+ * On failure nothing is left captured and *exec is 0. */
+int strata_graph_end_capture(int64_t stream, int64_t *exec, int64_t *nodes);
+int strata_graph_launch(int64_t exec, int64_t stream);
+int strata_graph_destroy(int64_t exec);
+
 /* ---- fused kernels (see docs/cuda-backend.md for the exact math and byte formats) ----------- */
 #include "strata_kernels.h"
 #include "strata_model_ops.h"

@@ -49,3 +49,6 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
                         int src_scale_base, int src_scale_stride, int data_bytes, int scale_bytes, int64_t slots,
                         int64_t pool, int64_t page_bytes, int entries_per_page, int data_stride, int scale_base,
                         int scale_stride, int num_tokens, int64_t stream);
+
+/* Benchmarks only: fills bytes at dst with seeded pseudo-random bytes, each ANDed with mask. */
+int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64_t stream);

@@ -43,4 +43,35 @@ public record LoadOptions(String modelId, int maxBatchTokens, int maxBatchReques
         }
         return d;
     }
+
+    /** A backend setting as a whole number in {@code [min, max]}, or {@code fallback} when unset. */
+    public int integer(String key, int fallback, int min, int max) {
+        String v = settings.get(key);
+        if (v == null || v.isBlank()) {
+            return fallback;
+        }
+        int n;
+        try {
+            n = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("setting " + key + "=" + v + " is not a whole number");
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("setting " + key + "=" + v + " must be in [" + min + ", " + max + "]");
+        }
+        return n;
+    }
+
+    /** A backend setting as {@code true}/{@code false}, or {@code fallback} when unset. */
+    public boolean flag(String key, boolean fallback) {
+        String v = settings.get(key);
+        if (v == null || v.isBlank()) {
+            return fallback;
+        }
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("setting " + key + "=" + v + " must be true or false");
+        };
+    }
 }

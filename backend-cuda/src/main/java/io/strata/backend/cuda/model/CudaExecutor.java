@@ -25,7 +25,10 @@ import java.util.Optional;
 
 /**
  * A model on one GPU: weights uploaded once in their checkpoint formats, the KV pools in device memory,
- * and each step's rows run through {@link DeviceModel} on the default stream. The KV offer is
+ * and each step's rows run through {@link DeviceModel} on its {@link StepStreams} (the main stream, and
+ * with {@code strata.cuda.streams=2} a side stream for the indexer and the C128A compressor). Decode steps
+ * replay CUDA graphs captured once the pools exist ({@code strata.cuda.cuda-graphs}, see
+ * {@link DecodeGraphs}); prefill and other shapes run eagerly. The KV offer is
  * {@code strata.cuda.memory-fraction} of the device memory left free after the weights and a step's
  * activations at the engine's largest batch.
  */
@@ -34,23 +37,41 @@ public final class CudaExecutor implements ModelExecutor {
     public static final double DEFAULT_MEMORY_FRACTION = 0.9;
     private static final long GIB = 1L << 30;
     private static final int DEVICE = 0;
+    private static final int DEFAULT_GRAPH_CONTEXT = 32768;
+    private static final int DEFAULT_CAPTURE_BUDGET_MS = 60_000;
 
     private final ModelConfig config;
     private final String device;
     private final WeightStore weights;
     private final DeviceModel model;
     private final Workspace workspace = new Workspace();
-    private final HostStaging host = new HostStaging();
+    private final HostStaging planHost = new HostStaging();
+    private final HostStaging logitHost = new HostStaging();
     private final BackendCapabilities caps;
+    private StepStreams streams;
+    private GraphSettings graphSettings;
     private DeviceKvCache kv;
+    private DecodeGraphs graphs;
+
+    /** What {@code strata.cuda.*} asks of decode graphs: none when {@code enabled} is false. */
+    record GraphSettings(boolean enabled, int maxBatch, int maxContext, int budgetMillis) {
+        static GraphSettings of(LoadOptions o, int maxBatchRequests) {
+            int cap = Math.min(DeviceModel.headRows(), maxBatchRequests);
+            return new GraphSettings(o.flag("cuda-graphs", true), o.integer("graph-max-batch", cap, 1, cap),
+                o.integer("graph-max-context", DEFAULT_GRAPH_CONTEXT, 256, 1 << 20),
+                o.integer("graph-capture-budget-ms", DEFAULT_CAPTURE_BUDGET_MS, 0, Integer.MAX_VALUE));
+        }
+    }
 
     private CudaExecutor(ModelConfig config, String device, WeightStore weights, DeviceModel model,
-                         BackendCapabilities caps) {
+                         BackendCapabilities caps, StepStreams streams, GraphSettings graphSettings) {
         this.config = config;
         this.device = device;
         this.weights = weights;
         this.model = model;
         this.caps = caps;
+        this.streams = streams;
+        this.graphSettings = graphSettings;
     }
 
     /**
@@ -64,6 +85,8 @@ public final class CudaExecutor implements ModelExecutor {
         NativeLibrary.require();
         CudaRuntime.check(CudaNative.strata_cuda_set_device(DEVICE), "cudaSetDevice");
         double fraction = options.fraction("memory-fraction", DEFAULT_MEMORY_FRACTION);
+        int streamCount = options.integer("streams", 2, 1, 2);
+        GraphSettings graphSettings = GraphSettings.of(options, maxBatchRequests);
         String device = "cuda:" + DEVICE + " " + CudaRuntime.devices().get(DEVICE).name();
         long weightBytes = checkpoint.tensors().values().stream()
             .filter(t -> !t.name().startsWith("mtp.")).mapToLong(Tensor::byteSize).sum();
@@ -95,7 +118,7 @@ public final class CudaExecutor implements ModelExecutor {
         long kvOffer = (long) ((free - activations) * fraction);
         BackendCapabilities caps = new BackendCapabilities(kvOffer, EnumSet.of(MainKvDtype.FP8),
             EnumSet.of(IndexerKvDtype.FP4), false, maxBatchTokens, maxBatchRequests);
-        return new CudaExecutor(config, device, store, model, caps);
+        return new CudaExecutor(config, device, store, model, caps, StepStreams.create(streamCount), graphSettings);
     }
 
     private static long[] memInfo() {
@@ -130,11 +153,12 @@ public final class CudaExecutor implements ModelExecutor {
     @Override
     public synchronized KvPools allocateKv(KvLayout layout, Map<PageBucket, Integer> pages) {
         caps.requireLayout(layout, config, "CUDA");
-        if (kv != null) {
-            kv.close();
-            kv = null;
-        }
+        closeKv();
         kv = new DeviceKvCache(layout, pages);
+        if (graphSettings.enabled()) {
+            graphs = new DecodeGraphs(model, kv, streams, logitHost);
+            graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budgetMillis());
+        }
         return new KvPools(layout, kv.pages(), kv.bytes());
     }
 
@@ -148,10 +172,13 @@ public final class CudaExecutor implements ModelExecutor {
                 + caps.maxBatchTokens());
         }
         long t0 = System.nanoTime();
-        StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(), host,
-            workspace);
-        float[] logits = model.forward(plan, kv, workspace, host, 0);
-        CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "step");
+        float[] logits = graphs == null ? null : graphs.replay(batch);
+        if (logits == null) {
+            StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(),
+                planHost, workspace, streams.main());
+            logits = model.forward(plan, kv, workspace, logitHost, streams);
+        }
+        streams.synchronize();
         int[] rowStart = new int[batch.chunks().size() + 1];
         int r = 0;
         for (int i = 0; i < batch.chunks().size(); i++) {
@@ -171,15 +198,70 @@ public final class CudaExecutor implements ModelExecutor {
         if (kv == null) {
             throw new IllegalStateException("allocateKv must be called before attentionOnly");
         }
-        StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(), host,
-            workspace);
+        StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(), planHost,
+            workspace, streams.main());
         int dim = config.hiddenSize();
         try (var in = io.strata.backend.cuda.DeviceBuffer.of(x);
              var out = io.strata.backend.cuda.DeviceBuffer.allocate(2L * x.length)) {
-            model.attention(layer, plan, kv, workspace, in.address(), out.address(), 0);
-            CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "attention");
+            model.attention(layer, plan, kv, workspace, in.address(), out.address(), streams);
+            streams.synchronize();
             return out.downloadShorts(batch.totalTokens() * dim);
         }
+    }
+
+    /**
+     * One eager step with a timed event at every component boundary (for the benchmark's profile): the device
+     * milliseconds of each component, in the order of {@link StepProfile.Component}.
+     */
+    synchronized java.util.Map<StepProfile.Component, Double> profile(StepBatch batch) {
+        if (kv == null) {
+            throw new IllegalStateException("allocateKv must be called before profile");
+        }
+        try (StepProfile p = new StepProfile()) {
+            streams.profile(p);
+            try {
+                StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(),
+                    planHost, workspace, streams.main());
+                model.forward(plan, kv, workspace, logitHost, streams);
+                streams.synchronize();
+                return p.millis();
+            } finally {
+                streams.profile(null);
+            }
+        }
+    }
+
+    /**
+     * Benchmarks and tests: runs the following steps on {@code streamCount} streams, with decode graphs
+     * recaptured ({@code graphsOn}) or none, as if loaded with those settings.
+     */
+    synchronized void reconfigure(int streamCount, boolean graphsOn) {
+        if (graphs != null) {
+            graphs.close();
+            graphs = null;
+        }
+        streams.close();
+        streams = StepStreams.create(streamCount);
+        graphSettings = new GraphSettings(graphsOn, graphSettings.maxBatch(), graphSettings.maxContext(),
+            graphSettings.budgetMillis());
+        if (graphsOn && kv != null) {
+            graphs = new DecodeGraphs(model, kv, streams, logitHost);
+            graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budgetMillis());
+        }
+    }
+
+    /** Benchmarks: every KV page holds small random entries, as if a long context had been prefilled. */
+    synchronized void fillKvRandom(long seed) {
+        kv.fillRandom(seed);
+    }
+
+    /** Decode steps served by graph replay so far. */
+    synchronized long graphReplays() {
+        return graphs == null ? 0 : graphs.replays();
+    }
+
+    synchronized io.strata.spi.exec.GraphCapture graphCapture() {
+        return graphs == null ? io.strata.spi.exec.GraphCapture.NONE : graphs.summary();
     }
 
     @Override
@@ -187,21 +269,33 @@ public final class CudaExecutor implements ModelExecutor {
         long[] mem = memInfo();
         long kvBytes;
         long ws;
+        io.strata.spi.exec.GraphCapture captured;
         synchronized (this) {
             kvBytes = kv == null ? 0 : kv.totalBytes();
-            ws = workspace.bytes();
+            ws = workspace.bytes() + (graphs == null ? 0 : graphs.workspaceBytes());
+            captured = graphs == null ? io.strata.spi.exec.GraphCapture.NONE : graphs.summary();
         }
-        return Optional.of(new DeviceMemory(device, mem[1], mem[0], weights.bytes(), kvBytes, ws));
+        return Optional.of(new DeviceMemory(device, mem[1], mem[0], weights.bytes(), kvBytes, ws, captured));
     }
 
-    @Override
-    public synchronized void close() {
+    private void closeKv() {
+        if (graphs != null) {
+            graphs.close();
+            graphs = null;
+        }
         if (kv != null) {
             kv.close();
             kv = null;
         }
+    }
+
+    @Override
+    public synchronized void close() {
+        closeKv();
         workspace.close();
-        host.close();
+        planHost.close();
+        logitHost.close();
+        streams.close();
         weights.close();
     }
 }

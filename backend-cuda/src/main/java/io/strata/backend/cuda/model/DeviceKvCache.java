@@ -90,6 +90,18 @@ final class DeviceKvCache implements AutoCloseable {
         return layout.kind(kind);
     }
 
+    /**
+     * Benchmarks only: fills every pool with small finite pseudo-random bytes, as if every page held a long
+     * context already (decode cost does not depend on what the entries say, only that they are sane numbers).
+     */
+    void fillRandom(long seed) {
+        for (var e : buffers.entrySet()) {
+            io.strata.backend.cuda.CudaRuntime.check(io.strata.backend.cuda.nat.CudaNative.strata_fill_random(
+                e.getValue().address(), e.getValue().bytes(), seed + e.getKey().ordinal(), 0x37, 0), "fill " + e.getKey());
+        }
+        io.strata.backend.cuda.CudaRuntime.check(io.strata.backend.cuda.nat.CudaNative.strata_cuda_synchronize(), "fill");
+    }
+
     @Override
     public void close() {
         buffers.values().forEach(DeviceBuffer::close);

@@ -109,7 +109,30 @@ final class DeviceModel {
     }
 
     /** Runs a step; returns the logits of {@code plan.logitRows}, {@code vocab} fp32 each. */
-    float[] forward(StepPlan plan, DeviceKvCache kv, Workspace ws, HostStaging host, long stream) {
+    float[] forward(StepPlan plan, DeviceKvCache kv, Workspace ws, HostStaging host, StepStreams s) {
+        long h = trunk(plan, kv, ws, s);
+        int rows = plan.logitRows.length;
+        float[] out = new float[rows * vocab];
+        for (int r0 = 0; r0 < rows; r0 += HEAD_ROWS) {
+            int n = Math.min(HEAD_ROWS, rows - r0);
+            long logits = headLogits(plan, h, r0, n, ws, s);
+            host.readFloats(logits, out, r0 * vocab, n * vocab, s.main());
+        }
+        return out;
+    }
+
+    /** Rows of logits one {@link #headLogits} call computes at most. */
+    static int headRows() {
+        return HEAD_ROWS;
+    }
+
+    /**
+     * Every layer over all rows of the step, issued on {@code s} without synchronising or allocating once the
+     * workspace has grown to the step's shape (so a decode step can be captured in a graph); returns the
+     * device address of the final hyper-connection streams, bf16 [T, hc, dim].
+     */
+    long trunk(StepPlan plan, DeviceKvCache kv, Workspace ws, StepStreams s) {
+        long stream = s.main();
         int T = plan.tokens;
         long streams = (long) T * hc * dim * 2;
         long h = ws.get("h", streams);
@@ -119,60 +142,91 @@ final class DeviceModel {
         long y = ws.get("y", (long) T * dim * 2);
         long mix = ws.get("mix", (long) T * (2 * hc + hc * hc) * 4);
         int iters = config.hyperConnections().sinkhornIters();
+        long moeWs = ws.get("moe", DeviceMoe.workspaceBytes(config, T));
+        s.mark(StepProfile.Component.EMBEDDING);
         check(CudaNative.strata_embed(plan.tokenIds, embed, h, T, dim, hc, stream), "embedding");
         for (int l = 0; l < layers.size(); l++) {
             DeviceLayer layer = layers.get(l);
+            s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             check(CudaNative.strata_hc_pre(h, layer.hcAttn.fn(), layer.hcAttn.base(), layer.hcAttn.scale(),
                 layer.attnNorm, x, mix, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
-            attention(l, layer, plan, kv, ws, x, y, stream);
+            attention(l, layer, plan, kv, ws, x, y, s);
+            s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             check(CudaNative.strata_hc_post(y, h, mix, mid, T, hc, dim, stream), "hc post (attention)");
             check(CudaNative.strata_hc_pre(mid, layer.hcFfn.fn(), layer.hcFfn.base(), layer.hcFfn.scale(),
                 layer.ffnNorm, x, mix, T, hc, dim, iters, hcEps, eps, stream), "hc pre (ffn)");
-            layer.moe.forward(x, plan.tokenIds, T, y, ws.get("moe", DeviceMoe.workspaceBytes(config, T)), stream);
+            s.mark(StepProfile.Component.MOE);
+            layer.moe.forward(x, plan.tokenIds, T, y, moeWs, stream);
+            s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             check(CudaNative.strata_hc_post(y, mid, mix, next, T, hc, dim, stream), "hc post (ffn)");
             long tmp = h;
             h = next;
             next = tmp;
         }
-        return logits(plan, h, ws, host, stream);
+        return h;
     }
 
-    /** The HC head and final norm of the requested rows, then fp32 logits, {@link #HEAD_ROWS} rows at a time. */
-    private float[] logits(StepPlan plan, long h, Workspace ws, HostStaging host, long stream) {
-        int rows = plan.logitRows.length;
-        float[] out = new float[rows * vocab];
-        if (rows == 0) {
-            return out;
-        }
-        long xr = ws.get("headX", (long) Math.min(rows, HEAD_ROWS) * dim * 2);
-        long logits = ws.get("logits", (long) Math.min(rows, HEAD_ROWS) * vocab * 4);
-        long lin = ws.get("linear", LinearKernels.workspaceBytes(Math.min(rows, HEAD_ROWS), dim));
-        for (int r0 = 0; r0 < rows; r0 += HEAD_ROWS) {
-            int n = Math.min(HEAD_ROWS, rows - r0);
-            check(CudaNative.strata_hc_head(h, plan.logitRowsDevice + 4L * r0, headFn, headBase, headScale, norm, xr, n,
-                hc, dim, hcEps, eps, stream), "hc head");
-            LinearKernels.linear(head, xr, dim, n, logits, vocab, false, lin, stream);
-            host.readFloats(logits, out, r0 * vocab, n * vocab);
-        }
-        return out;
+    /**
+     * The HC head and final norm of logit rows {@code [r0, r0 + n)} ({@code n <= }{@link #headRows()}), then
+     * their fp32 logits; returns the device address of the logits, {@code [n, vocab]}.
+     */
+    long headLogits(StepPlan plan, long h, int r0, int n, Workspace ws, StepStreams s) {
+        long stream = s.main();
+        int rows = Math.min(plan.logitRows.length, HEAD_ROWS);
+        long xr = ws.get("headX", (long) rows * dim * 2);
+        long logits = ws.get("logits", (long) rows * vocab * 4);
+        long lin = ws.get("linear", LinearKernels.workspaceBytes(rows, dim));
+        s.mark(StepProfile.Component.HEAD);
+        check(CudaNative.strata_hc_head(h, plan.logitRowsDevice + 4L * r0, headFn, headBase, headScale, norm, xr, n,
+            hc, dim, hcEps, eps, stream), "hc head");
+        LinearKernels.linear(head, xr, dim, n, logits, vocab, false, lin, stream);
+        s.mark(StepProfile.Component.HEAD);
+        return logits;
     }
 
     /** One attention sub-layer over all rows of the step: x bf16 [T, dim] in, y bf16 [T, dim] out. */
-    void attention(int l, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y, long stream) {
-        attention(l, layers.get(l), plan, kv, ws, x, y, stream);
+    void attention(int l, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y, StepStreams s) {
+        attention(l, layers.get(l), plan, kv, ws, x, y, s);
     }
 
+    /**
+     * On C4A layers the indexer path (its compressor, queries, scores, top-k) runs on the side stream from
+     * the q latent on, beside the main KV's compression and window insert; on C128A layers the compressor
+     * runs beside the query path and the window insert. Both join before attention reads the lists and
+     * the compressed entries. Every buffer either stream touches is taken from the workspace before the
+     * fork, and the side stream has its own GEMM scratch.
+     */
     private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y,
-                           long stream) {
+                           StepStreams s) {
+        long stream = s.main();
         int T = plan.tokens;
         int qw = heads * headDim;
         var at = config.attention();
         long lin = ws.get("linear", LinearKernels.workspaceBytes(T, Math.max(Math.max(dim, qw), qLora)));
+        long sideLin = s.concurrent() ? ws.get("sideLinear", LinearKernels.workspaceBytes(T, Math.max(dim, qLora))) : lin;
         StepPlan.Rope rope = plan.rope(layer.spec.rope());
+        int ratio = layer.kind.compressRatio();
+        CacheKind compKind = ratio == 4 ? CacheKind.C4A_KV : ratio == 128 ? CacheKind.C128A_KV : null;
+        // attention lists: window, then all compressed entries (ratio 128) or the indexer's picks (ratio 4)
+        int topk = config.indexer().topk();
+        int listStride = window + (ratio == 4 ? topk : ratio == 128 ? Math.max(plan.maxVisible128, 1) : 0);
+        long lists = ws.get("lists", (long) T * listStride * 4);
+        long listLen = ws.get("listLen", (long) T * 4);
+        if (ratio == 128) {
+            long side = s.fork();
+            compress(l, layer.compressor, compKind, CacheKind.C128_STATE, rope.ratio128(), plan, kv, ws, x, sideLin, "c",
+                side);
+        }
         // queries: low rank, norm, up-projection; F3 below applies the head norm and RoPE in place
+        s.mark(StepProfile.Component.ATTENTION_GEMMS);
         long qr = ws.get("qr", (long) T * qLora * 2);
         LinearKernels.linear(layer.wqA, x, dim, T, qr, qLora, true, lin, stream);
         check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
+        if (layer.indexer != null) {
+            s.mark(StepProfile.Component.INDEXER);
+            select(l, layer, plan, kv, ws, x, qr, sideLin, rope, lists, listStride, s.fork());
+            s.mark(StepProfile.Component.ATTENTION_GEMMS);
+        }
         long q = ws.get("q", (long) T * qw * 2);
         LinearKernels.linear(layer.wqB, qr, qLora, T, q, qw, true, lin, stream);
         // the shared K=V row of each token, staged as a cache entry in row order, then kept where mapped
@@ -180,6 +234,7 @@ final class DeviceModel {
         LinearKernels.linear(layer.wkv, x, dim, T, kvRow, headDim, true, lin, stream);
         check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, T, headDim, eps, stream), "kv norm");
         long staging = ws.get("staging", (long) T * MAIN_ENTRY);
+        s.mark(StepProfile.Component.KV_INSERT);
         // split like FlashMLA's page (all values, then all scales) so every entry's values stay 16-byte aligned
         EntryLayout stagingLayout = EntryLayout.mainSplit(T, (long) T * MAIN_ENTRY);
         FusedKernels.qNormRopeKvInsert(new FusedKernels.QkvStep(q, kvRow, plan.stagingSlots, rope.query(), staging,
@@ -192,18 +247,12 @@ final class DeviceModel {
             plan.writeSlots(swaGroup), swaPool,
             swa.pageBytes(), swa.entriesPerPage(), swa.dataStride(), swa.scaleBase(), swa.scaleStride(), T, stream),
             "window insert");
-        // compressed entries this step completes
-        int ratio = layer.kind.compressRatio();
-        CacheKind compKind = ratio == 4 ? CacheKind.C4A_KV : ratio == 128 ? CacheKind.C128A_KV : null;
-        if (layer.compressor != null) {
-            compress(l, layer.compressor, compKind, ratio == 4 ? CacheKind.C4_STATE : CacheKind.C128_STATE,
-                ratio == 4 ? rope.ratio4() : rope.ratio128(), plan, kv, ws, x, lin, "c", stream);
+        // the main KV's compressed entries this step completes (C128A: already on the side stream)
+        if (ratio == 4) {
+            s.mark(StepProfile.Component.COMPRESSORS);
+            compress(l, layer.compressor, compKind, CacheKind.C4_STATE, rope.ratio4(), plan, kv, ws, x, lin, "c", stream);
         }
-        // attention lists: window, then all compressed entries (ratio 128) or the indexer's picks (ratio 4)
-        int topk = config.indexer().topk();
-        int listStride = window + (ratio == 4 ? topk : ratio == 128 ? Math.max(plan.maxVisible128, 1) : 0);
-        long lists = ws.get("lists", (long) T * listStride * 4);
-        long listLen = ws.get("listLen", (long) T * 4);
+        s.mark(StepProfile.Component.ATTENTION);
         var swaTable = plan.table(swaGroup);
         var swaKind = kv.kind(CacheKind.SWA_KV);
         StepPlan.Table compTable = compKind != null ? plan.table(kv.group(compKind, l)) : swaTable;
@@ -211,9 +260,7 @@ final class DeviceModel {
             plan.windowFloor, swaTable.address(), swaTable.stride(), swaKind.positionsPerPage(), swaKind.spanPositions(),
             swaKind.pagesPerSpan(), compTable.address(), compTable.stride(), ratio, topk, window, lists, listLen,
             listStride, T, stream), "attention lists");
-        if (layer.indexer != null) {
-            select(l, layer, plan, kv, ws, x, qr, lin, rope, lists, listStride, stream);
-        }
+        s.join();
         long o = ws.get("o", (long) T * qw * 2);
         long compPool = compKind != null ? kv.pool(compKind, l) : swaPool;
         EntryLayout compLayout = compKind != null ? kv.entries(compKind) : swa;
@@ -223,6 +270,7 @@ final class DeviceModel {
                 new SparseKernels.Source(compPool, compLayout), new SparseKernels.Source(staging, stagingLayout)), o, T),
             attnWs > 0 ? ws.get("attn", attnWs) : 0, stream);
         FusedKernels.inverseRope(o, T, heads, rope.query(), stream);
+        s.mark(StepProfile.Component.ATTENTION_GEMMS);
         int oRank = at.oGroups() * at.oLoraRank();
         long oa = ws.get("oa", (long) T * oRank * 2);
         LinearKernels.grouped(layer.woA, at.oGroups(), o, qw, T, oa, oRank, stream);

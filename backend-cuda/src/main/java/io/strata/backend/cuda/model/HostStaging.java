@@ -8,8 +8,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Grow-only page-locked host memory through which a step's plan goes to the device in one copy, and its
- * logits come back (no per-step host allocation; pinned copies run at full speed).
+ * Grow-only page-locked host memory through which a step's plan goes to the device in one copy, or its
+ * logits come back (no per-step host allocation; pinned copies run at full speed and asynchronously). The
+ * plan and the logits use separate instances, so reading logits never moves a buffer a queued copy reads.
  */
 final class HostStaging implements AutoCloseable {
     private static final int H2D = 1;
@@ -28,14 +29,18 @@ final class HostStaging implements AutoCloseable {
         return pinned.segment().asSlice(0, size);
     }
 
-    void copyTo(long device, long size) {
-        CudaRuntime.check(CudaNative.strata_cuda_memcpy(device, pinned.address(), size, H2D), "cudaMemcpy step plan");
+    /** Queues the copy of the first {@code size} bytes of the segment to {@code device} on {@code stream}. */
+    void copyTo(long device, long size, long stream) {
+        CudaRuntime.check(CudaNative.strata_cuda_memcpy_async(device, pinned.address(), size, H2D, stream),
+            "cudaMemcpyAsync step plan");
     }
 
-    /** Copies {@code n} floats from a device address into {@code dst[off..]}. */
-    void readFloats(long device, float[] dst, int off, int n) {
+    /** Copies {@code n} floats from a device address into {@code dst[off..]}, after the work queued on {@code stream}. */
+    void readFloats(long device, float[] dst, int off, int n, long stream) {
         MemorySegment seg = segment(4L * n);
-        CudaRuntime.check(CudaNative.strata_cuda_memcpy(pinned.address(), device, 4L * n, D2H), "cudaMemcpy logits");
+        CudaRuntime.check(CudaNative.strata_cuda_memcpy_async(pinned.address(), device, 4L * n, D2H, stream),
+            "cudaMemcpyAsync logits");
+        CudaRuntime.check(CudaNative.strata_stream_synchronize(stream), "step");
         MemorySegment.copy(seg, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, dst, off, n);
     }
 

@@ -30,6 +30,38 @@ final class StepPlan {
     record Table(long address, int stride) {
     }
 
+    /**
+     * The fixed shape of a captured decode step: {@code batch} rows of one token each and contexts up to
+     * {@code context} positions. A plan built for it has exactly that many rows and chunks (padding rows
+     * after the real ones: token 0 at position 0, nothing mapped, nothing written) and table strides,
+     * candidate counts and list lengths of the full context, so every launch shape and every device
+     * address is the same from one step to the next.
+     */
+    record Capacity(int batch, int context) {
+        /** Whether {@code batch} is a decode step this shape can run: one token and one logit row per chunk. */
+        boolean fits(List<SequenceChunk> chunks, KvLayout layout) {
+            if (chunks.size() > this.batch) {
+                return false;
+            }
+            for (SequenceChunk c : chunks) {
+                if (c.tokens().length != 1 || c.logitRows().length != 1 || c.endPosition() > context) {
+                    return false;
+                }
+                for (KindGroup g : layout.groups()) {
+                    if (g.id() < c.blockTables().length && c.blockTables()[g.id()] != null
+                        && c.blockTables()[g.id()].end() > stride(layout, g)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+
+        int stride(KvLayout layout, KindGroup g) {
+            return Math.toIntExact(layout.kindOf(g).pageIndex(context - 1) + 1);
+        }
+    }
+
     final int tokens;
     final int chunks;
     final int[] logitRows;
@@ -101,13 +133,25 @@ final class StepPlan {
      * token ids inside the vocabulary, and that every cache slot the step must write is mapped.
      */
     static StepPlan build(StepBatch batch, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab, int window,
-                          HostStaging host, Workspace workspace) {
-        Builder b = new Builder(batch, layout, ropeConfigs, vocab, window);
+                          HostStaging host, Workspace workspace, long stream) {
+        return build(batch.chunks(), null, layout, ropeConfigs, vocab, window, host, workspace, stream);
+    }
+
+    /**
+     * As {@link #build(StepBatch, KvLayout, List, int, int, HostStaging, Workspace, long)}, padded to
+     * {@code capacity} when it is not null (no chunks at all: a step of padding rows only).
+     */
+    static StepPlan build(List<SequenceChunk> chunks, Capacity capacity, KvLayout layout, List<RopeConfig> ropeConfigs,
+                          int vocab, int window, HostStaging host, Workspace workspace, long stream) {
+        if (capacity != null && !capacity.fits(chunks, layout)) {
+            throw new IllegalArgumentException("step does not fit the decode shape " + capacity);
+        }
+        Builder b = new Builder(chunks, capacity, layout, ropeConfigs, vocab, window);
         long bytes = b.layout();
         var seg = host.segment(bytes);
         b.write(seg);
         long dev = workspace.get("plan", bytes);
-        host.copyTo(dev, bytes);
+        host.copyTo(dev, bytes, stream);
         return new StepPlan(b, dev);
     }
 
@@ -124,10 +168,11 @@ final class StepPlan {
         private final Map<String, Object> arrays = new java.util.LinkedHashMap<>();
         private final Map<String, Long> offsets = new HashMap<>();
 
-        Builder(StepBatch batch, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab, int window) {
-            List<SequenceChunk> cs = batch.chunks();
-            chunks = cs.size();
-            tokens = batch.totalTokens();
+        Builder(List<SequenceChunk> cs, Capacity capacity, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab,
+                int window) {
+            int real = cs.size();
+            chunks = capacity == null ? real : capacity.batch();
+            tokens = capacity == null ? cs.stream().mapToInt(c -> c.tokens().length).sum() : capacity.batch();
             ropes = ropeConfigs;
             int[] ids = new int[tokens];
             int[] pos = new int[tokens];
@@ -136,11 +181,12 @@ final class StepPlan {
             int[] firstPos = new int[chunks];
             int[] num = new int[chunks];
             int[] floor = new int[chunks];
-            logitRows = new int[batch.logitRows()];
+            logitRows = new int[capacity == null ? cs.stream().mapToInt(c -> c.logitRows().length).sum()
+                : capacity.batch()];
             long[] staging = new long[tokens];
             int row = 0;
             int lr = 0;
-            for (int s = 0; s < chunks; s++) {
+            for (int s = 0; s < real; s++) {
                 SequenceChunk c = cs.get(s);
                 first[s] = row;
                 firstPos[s] = c.startPosition();
@@ -164,6 +210,18 @@ final class StepPlan {
                     row++;
                 }
             }
+            // padding rows of a fixed decode shape: their own chunk at position 0, no page mapped
+            for (int s = real; s < chunks; s++, row++) {
+                first[s] = row;
+                num[s] = 1;
+                seq[row] = s;
+                staging[row] = row;
+                logitRows[lr++] = row;
+            }
+            if (capacity != null) {
+                maxCandidates4 = capacity.context() / 4;
+                maxVisible128 = capacity.context() / 128;
+            }
             arrays.put("tokens", ids);
             arrays.put("positions", pos);
             arrays.put("tokenSeq", seq);
@@ -181,8 +239,12 @@ final class StepPlan {
                         stride = Math.max(stride, c.blockTables()[g.id()].end());
                     }
                 }
+                if (capacity != null) {
+                    stride = capacity.stride(layout, g);
+                }
                 int[] table = new int[chunks * stride];
-                for (int s = 0; s < chunks; s++) {
+                java.util.Arrays.fill(table, -1);
+                for (int s = 0; s < real; s++) {
                     for (int v = 0; v < stride; v++) {
                         table[s * stride + v] = cs.get(s).page(g.id(), v);
                     }
@@ -192,6 +254,7 @@ final class StepPlan {
                 KindLayout k = layout.kindOf(g);
                 if (g.kind() == CacheKind.SWA_KV || g.kind().compressed()) {
                     arrays.put("write" + g.id(), g.kind().compressed() ? entrySlots(cs, k, g) : windowSlots(cs, k, g, window));
+                    // padding rows (after the real ones) keep the -1 the slot arrays start with
                     writeGroups.add(g.id());
                 }
             }
@@ -214,6 +277,7 @@ final class StepPlan {
         /** The SWA slot of every token: mapped ones are written; the chunk's last window must be mapped. */
         private long[] windowSlots(List<SequenceChunk> cs, KindLayout k, KindGroup g, int window) {
             long[] out = new long[tokens];
+            java.util.Arrays.fill(out, -1);
             int row = 0;
             for (SequenceChunk c : cs) {
                 int keepFrom = Math.max(c.startPosition(), c.endPosition() - (window - 1));
@@ -238,6 +302,7 @@ final class StepPlan {
         private long[] entrySlots(List<SequenceChunk> cs, KindLayout k, KindGroup g) {
             int ratio = g.kind().ratio();
             long[] out = new long[tokens];
+            java.util.Arrays.fill(out, -1);
             int row = 0;
             for (SequenceChunk c : cs) {
                 int firstWritable = (c.sharedPrefixPositions() + ratio - 1) / ratio;

@@ -13,12 +13,17 @@ final class Workspace implements AutoCloseable {
     private static final long ALIGN = 256;
     private final Map<String, DeviceBuffer> buffers = new HashMap<>();
     private long bytes;
+    private boolean frozen;
 
     /** Device address of at least {@code size} bytes for {@code use}; contents are undefined. */
     long get(String use, long size) {
         long need = Math.max(ALIGN, (size + ALIGN - 1) / ALIGN * ALIGN);
         DeviceBuffer b = buffers.get(use);
         if (b == null || b.bytes() < need) {
+            if (frozen) {
+                throw new IllegalStateException("workspace " + use + " would have to grow to " + need
+                    + " bytes after CUDA graphs were captured over it");
+            }
             if (b != null) {
                 bytes -= b.bytes();
                 b.close();
@@ -31,6 +36,11 @@ final class Workspace implements AutoCloseable {
             bytes += grown;
         }
         return b.address();
+    }
+
+    /** From now on no buffer moves: graphs captured over this workspace keep their addresses. */
+    void freeze() {
+        frozen = true;
     }
 
     long bytes() {

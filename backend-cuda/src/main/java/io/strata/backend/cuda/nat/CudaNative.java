@@ -47,6 +47,38 @@ public final class CudaNative {
     public static native int strata_cuda_memset(@Cast("int64_t") long dst, int value, @Cast("int64_t") long bytes);
 
     public static native int strata_cuda_synchronize();
+
+    public static native int strata_stream_create(@Cast("int64_t*") long[] stream);
+
+    public static native int strata_stream_destroy(@Cast("int64_t") long stream);
+
+    public static native int strata_stream_synchronize(@Cast("int64_t") long stream);
+
+    public static native int strata_event_create(int timed, @Cast("int64_t*") long[] event);
+
+    public static native int strata_event_destroy(@Cast("int64_t") long event);
+
+    public static native int strata_event_record(@Cast("int64_t") long event, @Cast("int64_t") long stream);
+
+    public static native int strata_stream_wait_event(@Cast("int64_t") long stream, @Cast("int64_t") long event);
+
+    public static native int strata_event_elapsed_ms(@Cast("int64_t") long start, @Cast("int64_t") long end,
+            float[] ms);
+
+    public static native int strata_cuda_memcpy_async(@Cast("int64_t") long dst, @Cast("int64_t") long src,
+            @Cast("int64_t") long bytes, int kind, @Cast("int64_t") long stream);
+
+    public static native int strata_graph_begin_capture(@Cast("int64_t") long stream);
+
+    public static native int strata_graph_end_capture(@Cast("int64_t") long stream, @Cast("int64_t*") long[] exec,
+            @Cast("int64_t*") long[] nodes);
+
+    public static native int strata_graph_launch(@Cast("int64_t") long exec, @Cast("int64_t") long stream);
+
+    public static native int strata_graph_destroy(@Cast("int64_t") long exec);
+
+    public static native int strata_fill_random(@Cast("int64_t") long dst, @Cast("int64_t") long bytes,
+            @Cast("int64_t") long seed, int mask, @Cast("int64_t") long stream);
     // ---- kernels (see strata_kernels.h for the argument contract) ----
 
     public static native @Cast("int64_t") long strata_f1_workspace_bytes(int numTokens, int headDim);

@@ -2,7 +2,9 @@ package io.strata.backend.cuda.model;
 
 import io.strata.backend.cpu.bench.PageAllocator;
 import io.strata.backend.cpu.bench.SyntheticCheckpoint;
-import io.strata.backend.cuda.CudaBackendProvider;
+import io.strata.backend.cuda.CudaRuntime;
+import io.strata.backend.cuda.DeviceBuffer;
+import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
@@ -11,93 +13,223 @@ import io.strata.model.checkpoint.Checkpoint;
 import io.strata.model.config.ModelConfig;
 import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.LoadOptions;
-import io.strata.spi.exec.ModelExecutor;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * Decode throughput of the CUDA executor on a V4-Flash-shaped slice: the real V4-Flash dimensions (hidden
- * 4096, 64 heads × 512, q_lora 1024, 8 × 1024 output groups, 256 experts top-6 with FP4 weights, FP8 linears,
- * indexer 64 heads top-512) and three layers (window, C4A, C128A), seeded random weights written on the GPU
- * host. For each batch size: prefill every request to {@code context} tokens, then time decode steps.
+ * Decode step time of the CUDA executor on a V4-Flash-shaped slice: the real V4-Flash dimensions and the
+ * first {@code layers} layers of its schedule (window, window, then C4A / C128A), seeded random FP8/FP4
+ * weights written on the GPU host. The KV pools are filled with small random entries as if every request
+ * had {@code context} positions behind it (decode cost depends on how much is read, not on what), then
+ * for every (context, batch) the step time is measured for each variant of the ablation: one or two
+ * streams, eager or replayed CUDA graphs, the whole sweep repeated so every figure appears twice. Also
+ * measured in the same run: the device-to-device copy bandwidth (the roofline's denominator) and a per
+ * component profile of an eager one-stream step. Results go to a JSON file, one object per measurement.
  *
- * <p>usage: {@code ModelDecodeBench <work dir> [context] [steps] [batch ...]}
+ * <p>usage: {@code ModelDecodeBench <work dir> [layers=8] [contexts=8192,32768,131072] [batches=1,8,64,256]
+ * [steps=16] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [out=decode.json]}
  */
 public final class ModelDecodeBench {
-    static final SyntheticCheckpoint.Shape FLASH_SLICE = new SyntheticCheckpoint.Shape(4096, 3, 64, 1024, 8, 1024,
-        256, 6, 2048, 64, 512, 129280, 1);
+    private static final int WARMUP = 3;
+
+    private record Variant(String name, int streams, boolean graphs) {
+        static Variant parse(String s) {
+            String[] p = s.split("-");
+            return new Variant(s, Integer.parseInt(p[1]), p[0].equals("graphs"));
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
-        int context = args.length > 1 ? Integer.parseInt(args[1]) : 2048;
-        int steps = args.length > 2 ? Integer.parseInt(args[2]) : 32;
-        int[] batches = args.length > 3 ? Arrays.stream(args, 3, args.length).mapToInt(Integer::parseInt).toArray()
-            : new int[] {1, 8, 64};
+        Map<String, String> opt = new LinkedHashMap<>(Map.of("layers", "8", "contexts", "8192,32768,131072",
+            "batches", "1,8,64,256", "steps", "16", "repeats", "2", "variants", "eager-1,eager-2,graphs-1,graphs-2",
+            "out", "decode.json"));
+        for (int i = 1; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            opt.put(kv[0], kv[1]);
+        }
+        int layers = Integer.parseInt(opt.get("layers"));
+        int[] contexts = ints(opt.get("contexts"));
+        int[] batches = ints(opt.get("batches"));
+        int steps = Integer.parseInt(opt.get("steps"));
+        int repeats = Integer.parseInt(opt.get("repeats"));
+        List<Variant> variants = Arrays.stream(opt.get("variants").split(",")).map(Variant::parse).toList();
+        Path out = Path.of(opt.get("out"));
         if (!Files.exists(dir.resolve("config.json"))) {
             long t0 = System.nanoTime();
-            SyntheticCheckpoint.write(FLASH_SLICE, dir);
-            System.out.printf("wrote the V4-Flash-shaped slice in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+            SyntheticCheckpoint.write(SyntheticCheckpoint.flash(layers), dir);
+            System.out.printf("wrote the %d-layer V4-Flash-shaped slice in %.1f s%n", layers,
+                (System.nanoTime() - t0) / 1e9);
         }
         ModelConfig config = ModelConfig.parse(dir.resolve("config.json"));
         int maxBatch = Arrays.stream(batches).max().orElse(1);
+        int maxContext = Arrays.stream(contexts).max().orElse(8192);
+        List<String> rows = new ArrayList<>();
+        Map<String, String> settings = Map.of("streams", "2", "cuda-graphs", "false",
+            "graph-max-batch", Integer.toString(maxBatch), "graph-max-context", Integer.toString(maxContext));
+        long tl = System.nanoTime();
         try (Checkpoint ckpt = Checkpoint.open(dir);
-             ModelExecutor gpu = new CudaBackendProvider().load(config, ckpt, new LoadOptions("flash-slice", 2048,
-                 Math.max(maxBatch, 8), 0))) {
+             CudaExecutor gpu = CudaExecutor.load(config, ckpt, new LoadOptions("flash-slice", Math.max(2048, maxBatch),
+                 maxBatch, 0, settings), Math.max(2048, maxBatch), maxBatch)) {
             KvLayout layout = KvLayout.of(KvModelShape.of("flash-slice", config), KvPrecision.DEFAULT);
-            Map<PageBucket, Integer> pages = PageAllocator.pagesNeeded(layout, context + steps + 1, maxBatch);
+            Map<PageBucket, Integer> pages = PageAllocator.pagesNeeded(layout, maxContext, maxBatch);
             gpu.allocateKv(layout, pages);
-            System.out.printf("weights %.2f GiB on the device; KV pools %s%n", gpu.weightBytes() / (double) (1L << 30),
-                pages);
+            gpu.fillKvRandom(7);
+            double bandwidth = copyBandwidth();
+            System.out.printf(Locale.ROOT, "loaded in %.1f s: weights %.2f GiB, KV pools %.2f GiB %s; device copy"
+                    + " bandwidth %.0f GB/s (read + write)%n", (System.nanoTime() - tl) / 1e9,
+                gpu.weightBytes() / (double) (1L << 30), gpu.deviceMemory().orElseThrow().kvBytes() / (double) (1L << 30),
+                pages, bandwidth / 1e9);
+            rows.add(String.format(Locale.ROOT, "{\"kind\":\"setup\",\"layers\":%d,\"ratios\":%s,\"weight_bytes\":%d,"
+                    + "\"kv_bytes\":%d,\"copy_bandwidth_bytes_per_s\":%.0f,\"device\":\"%s\"}", layers,
+                ratios(config), gpu.weightBytes(), gpu.deviceMemory().orElseThrow().kvBytes(), bandwidth,
+                gpu.deviceMemory().orElseThrow().device()));
             SplittableRandom rnd = new SplittableRandom(1);
-            for (int batch : batches) {
-                run(gpu, new PageAllocator(layout, pages), config, batch, context, steps, rnd);
+            for (int rep = 1; rep <= repeats; rep++) {
+                for (Variant v : variants) {
+                    gpu.reconfigure(v.streams(), v.graphs());
+                    var cap = gpu.graphCapture();
+                    if (v.graphs()) {
+                        System.out.printf("%s: %d graphs captured in %d ms, %d MiB%s%n", v.name(), cap.graphs(),
+                            cap.captureMillis(), cap.bytes() >> 20, cap.stopped() == null ? "" : " (" + cap.stopped() + ")");
+                        rows.add(String.format(Locale.ROOT, "{\"kind\":\"capture\",\"repeat\":%d,\"variant\":\"%s\","
+                                + "\"graphs\":%d,\"capture_ms\":%d,\"bytes\":%d}", rep, v.name(), cap.graphs(),
+                            cap.captureMillis(), cap.bytes()));
+                    }
+                    for (int context : contexts) {
+                        for (int batch : batches) {
+                            long replaysBefore = gpu.graphReplays();
+                            double[] ms = decode(gpu, new PageAllocator(layout, pages), config, batch, context, steps,
+                                rnd);
+                            boolean replayed = gpu.graphReplays() - replaysBefore >= steps;
+                            System.out.printf(Locale.ROOT, "rep %d %-9s context %6d batch %3d: step median %7.3f ms"
+                                    + " (min %.3f, max %.3f)%s = %.0f tok/s%n", rep, v.name(), context, batch, ms[1],
+                                ms[0], ms[2], v.graphs() && !replayed ? " [eager: no graph fits]" : "", batch * 1000 / ms[1]);
+                            rows.add(String.format(Locale.ROOT, "{\"kind\":\"decode\",\"repeat\":%d,\"variant\":\"%s\","
+                                    + "\"context\":%d,\"batch\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"max_ms\":%.4f,"
+                                    + "\"graph_replayed\":%s}", rep, v.name(), context, batch, ms[1], ms[0], ms[2],
+                                replayed));
+                            write(out, rows);
+                        }
+                    }
+                }
+            }
+            gpu.reconfigure(1, false);
+            for (int context : contexts) {
+                for (int batch : batches) {
+                    Map<StepProfile.Component, Double> p = profile(gpu, new PageAllocator(layout, pages), config, batch,
+                        context, rnd);
+                    StringBuilder json = new StringBuilder();
+                    double total = p.values().stream().mapToDouble(Double::doubleValue).sum();
+                    System.out.printf(Locale.ROOT, "profile context %6d batch %3d: %.3f ms of device time%n", context,
+                        batch, total);
+                    for (var e : p.entrySet()) {
+                        System.out.printf(Locale.ROOT, "    %-52s %8.3f ms %5.1f%%%n", e.getKey().label(), e.getValue(),
+                            100 * e.getValue() / total);
+                        json.append(json.isEmpty() ? "" : ",").append(String.format(Locale.ROOT, "\"%s\":%.4f",
+                            e.getKey().label(), e.getValue()));
+                    }
+                    rows.add(String.format(Locale.ROOT, "{\"kind\":\"profile\",\"context\":%d,\"batch\":%d,"
+                        + "\"components_ms\":{%s}}", context, batch, json));
+                    write(out, rows);
+                }
             }
         }
     }
 
-    private static void run(ModelExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
-                            int steps, SplittableRandom rnd) {
+    /** Decode steps at positions ending at {@code context}: {warm-up, timed}; returns {min, median, max} ms. */
+    private static double[] decode(CudaExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
+                                   int steps, SplittableRandom rnd) {
+        List<BlockTable[]> tables = tables(pages, batch, context);
+        double[] ms = new double[steps];
+        int start = context - steps - WARMUP;
+        for (int s = 0; s < WARMUP + steps; s++) {
+            StepBatch step = step(tables, batch, start + s, config.vocabSize(), rnd);
+            long t0 = System.nanoTime();
+            gpu.execute(step);
+            if (s >= WARMUP) {
+                ms[s - WARMUP] = (System.nanoTime() - t0) / 1e6;
+            }
+        }
+        Arrays.sort(ms);
+        return new double[] {ms[0], ms[steps / 2], ms[steps - 1]};
+    }
+
+    /** The median over three profiled steps of each component's device milliseconds. */
+    private static Map<StepProfile.Component, Double> profile(CudaExecutor gpu, PageAllocator pages, ModelConfig config,
+                                                             int batch, int context, SplittableRandom rnd) {
+        List<BlockTable[]> tables = tables(pages, batch, context);
+        List<Map<StepProfile.Component, Double>> runs = new ArrayList<>();
+        for (int s = 0; s < 4; s++) {
+            var p = gpu.profile(step(tables, batch, context - 4 + s, config.vocabSize(), rnd));
+            if (s > 0) {
+                runs.add(p);
+            }
+        }
+        Map<StepProfile.Component, Double> median = new java.util.EnumMap<>(StepProfile.Component.class);
+        for (var c : runs.getFirst().keySet()) {
+            double[] v = runs.stream().mapToDouble(m -> m.getOrDefault(c, 0.0)).sorted().toArray();
+            median.put(c, v[v.length / 2]);
+        }
+        return median;
+    }
+
+    private static List<BlockTable[]> tables(PageAllocator pages, int batch, int context) {
         List<BlockTable[]> tables = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
-            tables.add(BlockTable.fromZero(pages.tables(context + steps + 1)));
+            tables.add(BlockTable.fromZero(pages.tables(context)));
         }
-        int vocab = config.vocabSize();
-        // prefill: chunks of up to 2048 tokens over all requests
-        long tp = System.nanoTime();
+        return tables;
+    }
+
+    private static StepBatch step(List<BlockTable[]> tables, int batch, int position, int vocab, SplittableRandom rnd) {
+        List<SequenceChunk> chunks = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
-            for (int p = 0; p < context; p += 2048) {
-                int len = Math.min(2048, context - p);
-                int[] tok = rnd.ints(len, 2, vocab).toArray();
-                gpu.execute(new StepBatch(List.of(new SequenceChunk(r, tok, p, tables.get(r), 0, 0,
-                    new int[] {len - 1}))));
-            }
+            chunks.add(new SequenceChunk(r, new int[] {rnd.nextInt(2, vocab)}, position, tables.get(r), 0, 0,
+                new int[] {0}));
         }
-        double prefill = (System.nanoTime() - tp) / 1e9;
-        double[] ms = new double[steps];
-        for (int s = 0; s < steps; s++) {
-            List<SequenceChunk> chunks = new ArrayList<>();
-            for (int r = 0; r < batch; r++) {
-                chunks.add(new SequenceChunk(r, new int[] {rnd.nextInt(2, vocab)}, context + s, tables.get(r), 0, 0,
-                    new int[] {0}));
+        return new StepBatch(chunks);
+    }
+
+    /** Device-to-device copy of 2 GiB, best of ten: bytes read plus bytes written per second. */
+    private static double copyBandwidth() {
+        long bytes = 2L << 30;
+        try (DeviceBuffer a = DeviceBuffer.allocate(bytes); DeviceBuffer b = DeviceBuffer.allocate(bytes)) {
+            double best = Double.MAX_VALUE;
+            for (int i = 0; i < 12; i++) {
+                long t0 = System.nanoTime();
+                CudaRuntime.check(CudaNative.strata_cuda_memcpy(b.address(), a.address(), bytes, 3), "copy");
+                CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "copy");
+                if (i >= 2) {
+                    best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+                }
             }
-            long t0 = System.nanoTime();
-            gpu.execute(new StepBatch(chunks));
-            ms[s] = (System.nanoTime() - t0) / 1e6;
+            return 2.0 * bytes / best;
         }
-        double[] sorted = ms.clone();
-        Arrays.sort(sorted);
-        double median = sorted[steps / 2];
-        System.out.printf("batch %3d context %5d: prefill %.2f s (%.0f tok/s); decode step median %.2f ms (min %.2f, max"
-                + " %.2f) = %.0f tokens/s for this 3-layer slice%n", batch, context, prefill, batch * (double) context
-                / prefill, median, sorted[0], sorted[steps - 1], batch * 1000 / median);
+    }
+
+    private static String ratios(ModelConfig config) {
+        return config.schedule().layers().stream().filter(l -> !l.mtp())
+            .map(l -> Integer.toString(l.kind().compressRatio())).toList().toString();
+    }
+
+    private static int[] ints(String csv) {
+        return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+    }
+
+    private static void write(Path out, List<String> rows) throws IOException {
+        Files.writeString(out, "[\n" + String.join(",\n", rows) + "\n]\n");
     }
 
     private ModelDecodeBench() {

@@ -19,11 +19,27 @@ public final class SyntheticCheckpoint {
 
     /** The shape of the synthetic model. */
     public record Shape(int hidden, int layers, int heads, int qLora, int oGroups, int oLora, int experts, int topk,
-                        int inter, int indexHeads, int indexTopk, int vocab, int hashLayers) {
-        /** Ratio of layer i: window-only first, then alternating C4A / C128A, like V4-Flash. */
-        int ratio(int i) {
-            return i == 0 ? 0 : (i % 2 == 1 ? 4 : 128);
+                        int inter, int indexHeads, int indexTopk, int vocab, int hashLayers, int windowLayers) {
+        /** One window-only layer first. */
+        public Shape(int hidden, int layers, int heads, int qLora, int oGroups, int oLora, int experts, int topk,
+                     int inter, int indexHeads, int indexTopk, int vocab, int hashLayers) {
+            this(hidden, layers, heads, qLora, oGroups, oLora, experts, topk, inter, indexHeads, indexTopk, vocab,
+                hashLayers, 1);
         }
+
+        /** Ratio of layer i: {@code windowLayers} window-only layers, then alternating C4A / C128A, as V4 schedules. */
+        public int ratio(int i) {
+            return i < windowLayers ? 0 : ((i - windowLayers) % 2 == 0 ? 4 : 128);
+        }
+    }
+
+    /**
+     * The real V4-Flash dimensions (hidden 4096, 64 heads × 512, q_lora 1024, 8 × 1024 output groups, 256
+     * experts top-6 with FP4 weights, moe inter 2048, indexer 64 heads top-512, vocab 129,280, three hash
+     * layers) and the first {@code layers} layers of its schedule (two window layers, then C4A / C128A).
+     */
+    public static Shape flash(int layers) {
+        return new Shape(4096, layers, 64, 1024, 8, 1024, 256, 6, 2048, 64, 512, 129280, Math.min(3, layers), 2);
     }
 
     /** hidden 1024, 8 layers: V4 proportions scaled down (head dim, window, indexer dim as the real model). */
@@ -209,9 +225,11 @@ public final class SyntheticCheckpoint {
             return;
         }
         byte[] q = new byte[out * in];
+        rnd.nextBytes(q);
         for (int i = 0; i < q.length; i++) {
-            int b = rnd.nextInt(256);
-            q[i] = (byte) ((b & 0x7f) == 0x7f ? b - 1 : b);
+            if ((q[i] & 0x7f) == 0x7f) {
+                q[i]--;
+            }
         }
         w.add(prefix + ".weight", DType.F8_E4M3, new int[]{out, in}, q);
         int so = (out + 127) / 128;
@@ -229,9 +247,7 @@ public final class SyntheticCheckpoint {
             return;
         }
         byte[] q = new byte[out * in / 2];
-        for (int i = 0; i < q.length; i++) {
-            q[i] = (byte) rnd.nextInt(256);
-        }
+        rnd.nextBytes(q);
         w.add(prefix + ".weight", DType.I8, new int[]{out, in / 2}, q);
         byte[] sc = new byte[out * in / 32];
         for (int i = 0; i < sc.length; i++) {
