@@ -111,7 +111,10 @@ def run(args):
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     device_name = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu"
     seed_all(SEED)
-    torch.set_float32_matmul_precision("high")
+    try:
+        torch.set_float32_matmul_precision("high")  # TF32 for the few fp32 matmuls of training (HC mixes)
+    except Exception:
+        pass
     os.makedirs(args.out, exist_ok=True)
     tok_json = os.path.join(args.work, "tokenizer.json")
     heldout_txt = os.path.join(args.work, "heldout.txt")
