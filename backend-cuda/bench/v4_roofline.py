@@ -37,9 +37,10 @@ OURS = {
     "main_entry": 584, "index_entry": 68, "state_elem": 4,
 }
 # The PyTorch peer (bench_torch_peer.py): same FP8/FP4 weights but float32 FP8 block scales, wo_a in bf16
-# as the reference keeps it, and bf16 caches (1024 B main entries, 256 B indexer keys).
+# and the compressor projections in fp32 as the reference holds them, and bf16 caches (1024 B main
+# entries, 256 B indexer keys).
 PEER_BF16 = {
-    "name": "peer_bf16", "fp8_scale": 4, "fp4_scale": 1, "wo_a": "bf16", "compressor_w": 2, "small_f32": 4,
+    "name": "peer_bf16", "fp8_scale": 4, "fp4_scale": 1, "wo_a": "bf16", "compressor_w": 4, "small_f32": 4,
     "main_entry": 1024, "index_entry": 256, "state_elem": 4,
 }
 
