@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What one device call runs on the H200 (no Java there: the GPU bundle brings its own runtime).
-#   backend-cuda/bench/h200-run.sh [parity] [sparse] [smoke] [bench:KERNELS] [kvbench] [cpubench]   (results under $OUT)
+#   backend-cuda/bench/h200-run.sh [parity] [sparse] [smoke] [serve] [model14] [bench:KERNELS] [kvbench] [cpubench]
+#   (results under $OUT; model14 needs .bundle/test and models/dsv4-tiny-fp8)
 # parity needs .bundle/test (scripts/gpu-bundle-tests); sparse needs backend-cuda/target/native (carry it);
 # smoke, bench and cpubench need .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle);
 # kvbench needs .bundle/bench/benchmarks.jar (cp benchmarks/target/benchmarks.jar .bundle/bench/).
@@ -74,6 +75,24 @@ for step in "$@"; do
       # one archive: the device tool brings back only a few files per call
       tar -czf "$out/serve.tgz" -C "$out" $(cd "$out" && ls -d serve-* load-* metrics-* pages-* 2>/dev/null) \
         && (cd "$out" && rm -rf serve-*.json serve-*.log pages-*) ;;
+    model14)
+      # decode at the roofline: the GPU tests (graphs now serve the decode steps of the model tests), the
+      # V4-Flash-shaped decode benchmark with the streams/graphs ablation (ModelDecodeBench), then the PyTorch peer
+      rt=/tmp/strata-test-runtime
+      [[ -x $rt/runtime/bin/java ]] || { mkdir -p $rt && tar -xJf .bundle/test/runtime.tar.xz -C $rt; }
+      [[ ${TESTS:-1} == 1 ]] && timeout ${TESTS_S:-150} sh .bundle/test/run-tests --exclude-classname '.*ModelParityTest' 2>&1 \
+        | tee "$out/tests.txt" | grep -E 'tests (successful|failed|skipped)|✘|captured|request [0-9]: worst' | head -40
+      [[ ${TESTS:-1} == 1 ]] && timeout ${PARITY_S:-120} sh .bundle/test/run-tests --include-classname '.*ModelParityTest' 2>&1 \
+        | tee "$out/parity.txt" | grep -E 'tests (successful|failed)|✘' | head -20
+      cp=".bundle/test/test-classes:.bundle/test/classes"; for j in .bundle/test/lib/*.jar; do cp="$cp:$j"; done
+      timeout ${BENCH_S:-220} $rt/runtime/bin/java -Xmx100g --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
+        -Dorg.bytedeco.javacpp.cachedir=/tmp/strata-javacpp -cp "$cp" io.strata.backend.cuda.model.ModelDecodeBench \
+        /tmp/flash-slice layers=${BENCH_LAYERS:-8} ${BENCH_ARGS:-} out="$out/decode.json" 2>&1 | tee "$out/decode.txt" \
+        | grep -v -E '^\s+[a-z]' | tail -${BENCH_TAIL:-40}
+      [[ ${PEER:-1} == 1 ]] && PYTHONUNBUFFERED=1 timeout ${PEER_S:-170} python3 backend-cuda/bench/bench_torch_peer.py --layers ${BENCH_LAYERS:-8} \
+        --contexts 8192,32768,131072 --batches 1,8,64,256 --modes eager,compile --compile-shapes ${PEER_COMPILE:-1x8192} \
+        --steps 10 --budget-s ${PEER_BUDGET:-120} --out "$out/peer.json" 2>&1 | tee "$out/peer.txt" | tail -30
+      tar -czf "$out/model14.tgz" -C "$out" $(cd "$out" && ls tests.txt parity.txt decode.txt decode.json peer.txt peer.json 2>/dev/null) ;;
     alt*:*)
       # A/B: the same benchmark (and the parity tests) against a variant library built into
       # backend-cuda/target/native-<name>, e.g. step "alt2:F3,F2" uses target/native-alt2

@@ -83,6 +83,8 @@ int strata_cuda_memset(int64_t dst, int value, int64_t bytes) {
 
 int strata_cuda_synchronize(void) { return (int) cudaDeviceSynchronize(); }
 
+int strata_cuda_clear_error(void) { return (int) cudaGetLastError(); }
+
 static cudaStream_t as_stream(int64_t s) { return (cudaStream_t) (intptr_t) s; }
 static cudaEvent_t as_event(int64_t e) { return (cudaEvent_t) (intptr_t) e; }
 

@@ -34,6 +34,9 @@ int strata_cuda_free_host(int64_t host_ptr);
 int strata_cuda_memcpy(int64_t dst, int64_t src, int64_t bytes, int kind);
 int strata_cuda_memset(int64_t dst, int value, int64_t bytes);
 int strata_cuda_synchronize(void);
+/* Returns and resets this thread's last runtime error (launch checks read it: a failure already reported,
+ * such as a refused allocation, must not resurface in the next launch). */
+int strata_cuda_clear_error(void);
 
 /* Streams, events and graphs. Streams are non-blocking (no implicit sync with the legacy stream); events
  * are created without timing unless timed != 0. Graph capture uses the thread-local mode, so another

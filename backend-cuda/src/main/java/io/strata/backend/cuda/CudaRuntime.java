@@ -13,9 +13,15 @@ public final class CudaRuntime {
     private CudaRuntime() {
     }
 
+    /**
+     * Throws for a non-zero code, after resetting the thread's last CUDA error: the failure is reported here
+     * once, and must not resurface in the next kernel launch's check (a refused allocation, for example).
+     */
     public static void check(int code, String what) {
         if (code != 0) {
-            throw new CudaException(code, what + ": " + message(code));
+            String text = what + ": " + message(code);
+            CudaNative.strata_cuda_clear_error();
+            throw new CudaException(code, text);
         }
     }
 

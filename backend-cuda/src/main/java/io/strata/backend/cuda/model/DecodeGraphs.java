@@ -90,9 +90,10 @@ final class DecodeGraphs implements AutoCloseable {
             for (int context : contexts) {
                 for (int batch : batches) {
                     run(plan(List.of(), new StepPlan.Capacity(batch, context)));
+                    // the next shape's plan may move the pinned staging the queued copy still reads
+                    streams.synchronize();
                 }
             }
-            streams.synchronize();
             ws.freeze();
             outer:
             for (int context : contexts) {

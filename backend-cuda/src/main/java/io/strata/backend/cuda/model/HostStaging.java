@@ -21,6 +21,8 @@ final class HostStaging implements AutoCloseable {
     MemorySegment segment(long size) {
         if (pinned == null || bytes < size) {
             if (pinned != null) {
+                // a copy queued on a non-blocking stream may still read the old buffer
+                CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "cudaDeviceSynchronize (host staging)");
                 pinned.close();
             }
             bytes = Math.max(size, bytes + bytes / 2);

@@ -15,6 +15,8 @@ final class StepStreams implements AutoCloseable {
     private final long forkEvent;
     private final long joinEvent;
     private StepProfile profile;
+    /** A fork not yet joined: a join without one would make the main stream wait on an event from before it. */
+    private boolean forked;
 
     private StepStreams(long main, long side, long forkEvent, long joinEvent) {
         this.main = main;
@@ -60,13 +62,18 @@ final class StepStreams implements AutoCloseable {
         if (concurrent()) {
             CudaRuntime.check(CudaNative.strata_event_record(forkEvent, main), "fork: cudaEventRecord");
             CudaRuntime.check(CudaNative.strata_stream_wait_event(side, forkEvent), "fork: cudaStreamWaitEvent");
+            forked = true;
         }
         return side;
     }
 
-    /** Makes the main stream wait for everything issued on the side stream so far. */
+    /**
+     * Makes the main stream wait for everything issued on the side stream since the last {@link #fork}; nothing
+     * without a fork (while a graph is captured, waiting on an event recorded outside the capture invalidates it).
+     */
     void join() {
-        if (concurrent()) {
+        if (forked) {
+            forked = false;
             CudaRuntime.check(CudaNative.strata_event_record(joinEvent, side), "join: cudaEventRecord");
             CudaRuntime.check(CudaNative.strata_stream_wait_event(main, joinEvent), "join: cudaStreamWaitEvent");
         }

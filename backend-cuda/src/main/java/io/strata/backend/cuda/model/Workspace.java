@@ -25,6 +25,9 @@ final class Workspace implements AutoCloseable {
                     + " bytes after CUDA graphs were captured over it");
             }
             if (b != null) {
+                // kernels queued on a non-blocking stream may still use the old buffer
+                io.strata.backend.cuda.CudaRuntime.check(io.strata.backend.cuda.nat.CudaNative.strata_cuda_synchronize(),
+                    "cudaDeviceSynchronize (workspace growth)");
                 bytes -= b.bytes();
                 b.close();
                 buffers.remove(use);

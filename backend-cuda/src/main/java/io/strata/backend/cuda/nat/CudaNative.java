@@ -48,6 +48,8 @@ public final class CudaNative {
 
     public static native int strata_cuda_synchronize();
 
+    public static native int strata_cuda_clear_error();
+
     public static native int strata_stream_create(@Cast("int64_t*") long[] stream);
 
     public static native int strata_stream_destroy(@Cast("int64_t") long stream);

@@ -42,6 +42,8 @@ import java.util.SplittableRandom;
  */
 public final class ModelDecodeBench {
     private static final int WARMUP = 3;
+    /** Window and compressor-state positions kept before the first decoded position (window 128, states < 256). */
+    private static final int WINDOW_MARGIN = 512;
 
     private record Variant(String name, int streams, boolean graphs) {
         static Variant parse(String s) {
@@ -68,7 +70,7 @@ public final class ModelDecodeBench {
         Path out = Path.of(opt.get("out"));
         if (!Files.exists(dir.resolve("config.json"))) {
             long t0 = System.nanoTime();
-            SyntheticCheckpoint.write(SyntheticCheckpoint.flash(layers), dir);
+            SyntheticCheckpoint.writeBulk(SyntheticCheckpoint.flash(layers), dir);
             System.out.printf("wrote the %d-layer V4-Flash-shaped slice in %.1f s%n", layers,
                 (System.nanoTime() - t0) / 1e9);
         }
@@ -83,7 +85,9 @@ public final class ModelDecodeBench {
              CudaExecutor gpu = CudaExecutor.load(config, ckpt, new LoadOptions("flash-slice", Math.max(2048, maxBatch),
                  maxBatch, 0, settings), Math.max(2048, maxBatch), maxBatch)) {
             KvLayout layout = KvLayout.of(KvModelShape.of("flash-slice", config), KvPrecision.DEFAULT);
-            Map<PageBucket, Integer> pages = PageAllocator.pagesNeeded(layout, maxContext, maxBatch);
+            // window kinds map only the last window's pages (what a long request keeps); compressed kinds all
+            Map<PageBucket, Integer> pages = PageAllocator.pagesNeeded(layout, maxContext, maxBatch,
+                windowFrom(maxContext, steps));
             gpu.allocateKv(layout, pages);
             gpu.fillKvRandom(7);
             double bandwidth = copyBandwidth();
@@ -151,7 +155,7 @@ public final class ModelDecodeBench {
     /** Decode steps at positions ending at {@code context}: {warm-up, timed}; returns {min, median, max} ms. */
     private static double[] decode(CudaExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
                                    int steps, SplittableRandom rnd) {
-        List<BlockTable[]> tables = tables(pages, batch, context);
+        List<BlockTable[]> tables = tables(pages, batch, context, steps);
         double[] ms = new double[steps];
         int start = context - steps - WARMUP;
         for (int s = 0; s < WARMUP + steps; s++) {
@@ -169,7 +173,7 @@ public final class ModelDecodeBench {
     /** The median over three profiled steps of each component's device milliseconds. */
     private static Map<StepProfile.Component, Double> profile(CudaExecutor gpu, PageAllocator pages, ModelConfig config,
                                                              int batch, int context, SplittableRandom rnd) {
-        List<BlockTable[]> tables = tables(pages, batch, context);
+        List<BlockTable[]> tables = tables(pages, batch, context, 4);
         List<Map<StepProfile.Component, Double>> runs = new ArrayList<>();
         for (int s = 0; s < 4; s++) {
             var p = gpu.profile(step(tables, batch, context - 4 + s, config.vocabSize(), rnd));
@@ -185,10 +189,15 @@ public final class ModelDecodeBench {
         return median;
     }
 
-    private static List<BlockTable[]> tables(PageAllocator pages, int batch, int context) {
+    /** First position whose window pages a request decoding the last {@code steps} (+ warm-up) positions keeps. */
+    private static int windowFrom(int context, int steps) {
+        return context - steps - WARMUP - WINDOW_MARGIN;
+    }
+
+    private static List<BlockTable[]> tables(PageAllocator pages, int batch, int context, int steps) {
         List<BlockTable[]> tables = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
-            tables.add(BlockTable.fromZero(pages.tables(context)));
+            tables.add(BlockTable.fromZero(pages.tables(context, windowFrom(context, steps))));
         }
         return tables;
     }

@@ -37,6 +37,44 @@ public final class PageAllocator {
         return need;
     }
 
+    /**
+     * Pages each bucket needs for {@code sequences} sequences of {@code positions} when window kinds (the
+     * sliding window, compressor states) map only what positions from {@code windowFrom} on touch, as
+     * {@link #tables(int, int)} does.
+     */
+    public static Map<PageBucket, Integer> pagesNeeded(KvLayout layout, int positions, int sequences, int windowFrom) {
+        Map<PageBucket, Integer> need = new EnumMap<>(PageBucket.class);
+        for (var b : layout.buckets()) {
+            need.put(b.bucket(), 0);
+        }
+        for (KindGroup g : layout.groups()) {
+            KindLayout k = layout.kindOf(g);
+            int last = (int) k.pageIndex(positions - 1);
+            int first = g.kind().compressed() ? 0 : (int) k.pageIndex(Math.max(0, windowFrom));
+            need.merge(g.bucket(), (last - first + 1) * sequences, Integer::sum);
+        }
+        return need;
+    }
+
+    /**
+     * Fresh tables for positions {@code [0, end)} whose window kinds map only the pages of positions from
+     * {@code windowFrom} on (-1 below): what a request decoding past {@code windowFrom} still reads, as the
+     * engine keeps it after releasing the rest of the window.
+     */
+    public int[][] tables(int end, int windowFrom) {
+        int[][] t = new int[layout.groups().size()][];
+        for (KindGroup g : layout.groups()) {
+            KindLayout k = layout.kindOf(g);
+            int pages = (int) k.pageIndex(end - 1) + 1;
+            int first = g.kind().compressed() ? 0 : (int) k.pageIndex(Math.max(0, windowFrom));
+            t[g.id()] = new int[pages];
+            for (int v = 0; v < pages; v++) {
+                t[g.id()][v] = v < first ? -1 : allocate(g.bucket());
+            }
+        }
+        return t;
+    }
+
     /** Fresh tables mapping every virtual page that positions {@code [0, end)} touch. */
     public int[][] tables(int end) {
         int[][] t = new int[layout.groups().size()][];

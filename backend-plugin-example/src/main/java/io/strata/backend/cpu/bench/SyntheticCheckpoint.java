@@ -48,10 +48,12 @@ public final class SyntheticCheckpoint {
     private final SplittableRandom rnd = new SplittableRandom(42);
     private final Shape s;
     private final boolean stable;
+    private final boolean bulk;
 
-    private SyntheticCheckpoint(Shape s, boolean stable) {
+    private SyntheticCheckpoint(Shape s, boolean stable, boolean bulk) {
         this.s = s;
         this.stable = stable;
+        this.bulk = bulk;
     }
 
     /** The dimensions of the {@code dsv4-tiny-*} fixtures (hidden 256, 6 layers, vocab 1024 = their tokenizer's). */
@@ -82,7 +84,15 @@ public final class SyntheticCheckpoint {
 
     /** Writes {@code config.json} and {@code model.safetensors} into {@code dir}. */
     public static void write(Shape s, Path dir) throws IOException {
-        new SyntheticCheckpoint(s, false).writeTo(dir);
+        new SyntheticCheckpoint(s, false, false).writeTo(dir);
+    }
+
+    /**
+     * As {@link #write}, with FP8/FP4 codes drawn eight bytes at a time: several times faster for benchmark
+     * models of tens of GB, different values from {@link #write} (whose values the parity tests are tuned on).
+     */
+    public static void writeBulk(Shape s, Path dir) throws IOException {
+        new SyntheticCheckpoint(s, false, true).writeTo(dir);
     }
 
     /**
@@ -92,7 +102,7 @@ public final class SyntheticCheckpoint {
      * implementations that differ only in summation order then make the same discrete choices.
      */
     public static void writeStable(Shape s, Path dir) throws IOException {
-        new SyntheticCheckpoint(s, true).writeTo(dir);
+        new SyntheticCheckpoint(s, true, false).writeTo(dir);
     }
 
     private void writeTo(Path dir) throws IOException {
@@ -225,10 +235,17 @@ public final class SyntheticCheckpoint {
             return;
         }
         byte[] q = new byte[out * in];
-        rnd.nextBytes(q);
-        for (int i = 0; i < q.length; i++) {
-            if ((q[i] & 0x7f) == 0x7f) {
-                q[i]--;
+        if (bulk) {
+            rnd.nextBytes(q);
+            for (int i = 0; i < q.length; i++) {
+                if ((q[i] & 0x7f) == 0x7f) {
+                    q[i]--;
+                }
+            }
+        } else {
+            for (int i = 0; i < q.length; i++) {
+                int b = rnd.nextInt(256);
+                q[i] = (byte) ((b & 0x7f) == 0x7f ? b - 1 : b);
             }
         }
         w.add(prefix + ".weight", DType.F8_E4M3, new int[]{out, in}, q);
@@ -247,7 +264,13 @@ public final class SyntheticCheckpoint {
             return;
         }
         byte[] q = new byte[out * in / 2];
-        rnd.nextBytes(q);
+        if (bulk) {
+            rnd.nextBytes(q);
+        } else {
+            for (int i = 0; i < q.length; i++) {
+                q[i] = (byte) rnd.nextInt(256);
+            }
+        }
         w.add(prefix + ".weight", DType.I8, new int[]{out, in / 2}, q);
         byte[] sc = new byte[out * in / 32];
         for (int i = 0; i < sc.length; i++) {
