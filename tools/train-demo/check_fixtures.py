@@ -9,7 +9,8 @@ decode steps). Per-layer hidden states are compared twice: along the full forwar
 reference's own input (the previous block's stored output), which isolates a diverging layer.
 
 models/dsv4-tiny-fp8 (FP8/FP4 weights, exercises the quantized evaluation path and a real indexer top-k) is checked
-against its statistical criteria (median <= 0.26, argmax >= 50%); informative, it does not fail the run.
+against its statistical criteria (median <= 0.26, argmax >= 50%); informative, it does not fail the run, and is
+skipped with a message when the folder is absent.
 
 Exit status 0 only if the stable fixture passes. Usage: python3 check_fixtures.py [repo root]
 """
@@ -115,8 +116,12 @@ def main():
     print("check_fixtures on %s (torch %s)" % (device, torch.__version__))
     ok = check(os.path.join(root, "models", "dsv4-tiny-stable"), device, strict=True)
     print("dsv4-tiny-stable: %s" % ("PASS" if ok else "FAIL"))
+    fp8 = os.path.join(root, "models", "dsv4-tiny-fp8")
+    if not os.path.isfile(os.path.join(fp8, "expected.safetensors")):
+        print("dsv4-tiny-fp8 (informative): skipped, %s is absent" % fp8)
+        return 0 if ok else 1
     try:
-        ok8 = check(os.path.join(root, "models", "dsv4-tiny-fp8"), device, strict=False)
+        ok8 = check(fp8, device, strict=False)
         print("dsv4-tiny-fp8 (informative): %s" % ("PASS" if ok8 else "FAIL"))
     except Exception as e:  # informative only
         print("dsv4-tiny-fp8 check crashed (informative only): %r" % (e,))

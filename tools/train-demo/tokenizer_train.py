@@ -1,4 +1,5 @@
-"""Trains the demo's byte-level BPE tokenizer (vocab 4096) on the training split of the data (data.py).
+"""Trains the demo's byte-level BPE tokenizer (vocab 4096) on the core training files of the data (data.py: the
+host stdlib without test suites and lib2to3/, as in the first version, so the tokenizer stays what it was).
 
 Ids 0..13 are the special tokens of models/dsv4-tiny-stable/tokenizer.json (same strings, ids and flags), then
 the 256 byte symbols, then merges. The written JSON takes the fixture's file as its template (same keys, same
@@ -115,6 +116,6 @@ if __name__ == "__main__":
         self_check()
         sys.exit(0)
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "work"
-    train_files, _ = data.split_files(data.stdlib_files())
-    print("tokenizer: training on %d stdlib files" % len(train_files))
+    train_files, _ = data.split_files(data.sources(core_only=True))
+    print("tokenizer: training on %d stdlib files (the core training files, as in the first version)" % len(train_files))
     train(train_files, out_dir)

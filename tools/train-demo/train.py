@@ -7,7 +7,10 @@ Steps (each optional step is wrapped: a failure is logged and the outputs produc
    512-token windows of the train stream, a wall-clock budget with linear warm-up and a cosine decay over the
    budget's elapsed time (to 10% of the peak), gradient clipping 1.0, the routers' aux-loss-free bias update
    (bias += 1e-3 * sign(mean load - expert load) after every step); loss.json is rewritten as it goes;
-3. export BF16 and FP8/FP4 folders (export.py) with heldout.txt;
+   every --eval-seconds (10) of training the held-out loss (training numerics) on a fixed set of held-out windows
+   (64 x 512 tokens, taken after the part of heldout.bin that heldout.txt comes from); the state with the lowest
+   one is kept (a CPU copy of the state dict, router biases included);
+3. export BF16 and FP8/FP4 folders (export.py) of that best state, with heldout.txt;
 4. held-out perplexity with exact=True on both exports as written on disk, greedy samples on the BF16 export;
 5. model_card.json into both folders and the output directory.
 
@@ -81,9 +84,13 @@ class LossLog:
         os.replace(tmp, self.path)
 
 
-def heldout_windows(stream, n):
-    w = [stream[i:i + SEQ + 1] for i in range(0, len(stream) - SEQ - 1, SEQ)][:n]
-    return torch.from_numpy(np.stack(w).astype(np.int64)) if w else None
+def heldout_windows(stream, n, skip=0):
+    """n consecutive 513-token windows of the held-out stream from token `skip` (from 0 if too few after it)."""
+    starts = list(range(skip, len(stream) - SEQ - 1, SEQ))[:n]
+    if len(starts) < n:
+        starts = list(range(0, len(stream) - SEQ - 1, SEQ))[:n]
+    w = [stream[i:i + SEQ + 1] for i in starts]
+    return (torch.from_numpy(np.stack(w).astype(np.int64)), starts[0]) if w else (None, 0)
 
 
 @torch.no_grad()
@@ -127,10 +134,14 @@ def run(args):
     train_stream = np.fromfile(os.path.join(args.work, "train.bin"), dtype=np.uint16)
     held_stream = np.fromfile(os.path.join(args.work, "heldout.bin"), dtype=np.uint16)
     stream = torch.from_numpy(train_stream.astype(np.int64)).to(dev)
-    hold = heldout_windows(held_stream, 8 if args.smoke else 32)
+    hold, hold_from = heldout_windows(held_stream, 8 if args.smoke else 64,
+                                      int(data_meta.get("heldout_txt_stream_tokens", 0)))
     n_tok = stream.numel()
     log("device %s, torch %s; %d train tokens, %d held-out tokens; %.2f M parameters"
         % (device_name, torch.__version__, n_tok, held_stream.size, n_params / 1e6))
+    if hold is not None:
+        log("checkpoint selection on %d held-out windows of %d tokens from held-out token %d (heldout.txt's files "
+            "end at %s)" % (hold.shape[0], SEQ, hold_from, data_meta.get("heldout_txt_stream_tokens")))
 
     model = v4model.V4Model(cfg).to(dev)
     v4model.init_weights(model, SEED)
@@ -146,7 +157,9 @@ def run(args):
         return w[:, :-1], w[:, 1:]
 
     meta = {"batch": batch, "seq": SEQ, "peak_lr": PEAK_LR, "warmup_steps": WARMUP, "weight_decay": WEIGHT_DECAY,
-            "params": n_params, "device": device_name, "seed": SEED, "smoke": bool(args.smoke)}
+            "params": n_params, "device": device_name, "seed": SEED, "smoke": bool(args.smoke),
+            "eval_every_seconds": args.eval_seconds,
+            "heldout_eval_windows": 0 if hold is None else int(hold.shape[0]), "heldout_eval_from_token": hold_from}
     losslog = LossLog(os.path.join(args.out, "loss.json"), meta)
     budget = float(args.seconds)
     if args.deadline:
@@ -157,7 +170,22 @@ def run(args):
     model.train()
     model.set_numerics(False)
     step, tokens, pending = 0, 0, []
-    marks = [0.25, 0.5, 0.75]
+    best = {"loss": None, "step": None, "seconds": None, "tokens": None, "state": None}
+
+    def evaluate_and_keep(secs):
+        """Held-out loss now (training numerics); keep a CPU copy of the state if it is the lowest so far."""
+        hl = heldout_loss(model, hold, dev)
+        model.train()
+        losslog.d["heldout"].append({"step": step, "tokens": tokens, "seconds": round(secs, 2), "loss": hl})
+        kept = math.isfinite(hl) and (best["loss"] is None or hl < best["loss"])
+        if kept:
+            best.update(loss=hl, step=step, seconds=round(secs, 2), tokens=tokens,
+                        state={k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()})
+        losslog.d["best"] = {k: best[k] for k in ("step", "seconds", "tokens", "loss")}
+        losslog.save()
+        return hl, kept
+
+    next_eval = args.eval_seconds
     t_start = time.time()
     log_every = 5 if args.smoke else 10
     diverged = False
@@ -213,31 +241,44 @@ def run(args):
                 log("loss is not finite: stopping training")
                 diverged = True
                 break
-        if marks and (time.time() - t_start) / budget >= marks[0]:
-            marks.pop(0)
-            if hold is not None:
-                hl = heldout_loss(model, hold, dev)
-                model.train()
-                losslog.d["heldout"].append({"step": step, "tokens": tokens,
-                                             "seconds": round(time.time() - t_start, 2), "loss": hl})
-                losslog.save()
-                log("held-out loss %.4f (training numerics) at step %d" % (hl, step))
+        if hold is not None and time.time() - t_start >= next_eval:
+            secs = time.time() - t_start
+            next_eval = secs + args.eval_seconds
+            te = time.time()
+            hl, kept = evaluate_and_keep(secs)
+            note = "  * lowest so far, state kept" if kept else "  (lowest %s at step %s)" % (
+                "%.4f" % best["loss"] if best["loss"] is not None else None, best["step"])
+            log("held-out loss %.4f (training numerics) at step %d, %.0f s%s  [eval %.2f s]"
+                % (hl, step, secs, note, time.time() - te))
     train_seconds = time.time() - t_start
     if pending:
         vals = torch.stack(pending).float().cpu().numpy()
         losslog.d["train"].append({"step": step, "tokens": tokens, "seconds": round(train_seconds, 2),
                                    "loss": float(vals.mean()), "lr": lr})
     final_train = losslog.d["train"][-1]["loss"] if losslog.d["train"] else None
-    final_held = heldout_loss(model, hold, dev) if hold is not None else None
-    if final_held is not None:
-        losslog.d["heldout"].append({"step": step, "tokens": tokens, "seconds": round(train_seconds, 2),
-                                     "loss": final_held})
-    losslog.d["final"].update({"steps": step, "tokens": tokens, "train_seconds": train_seconds,
-                               "train_loss": final_train, "heldout_loss_training_numerics": final_held,
-                               "diverged": diverged})
-    losslog.save()
+    final_held = None
+    if hold is not None:
+        final_held, _ = evaluate_and_keep(train_seconds)
     log("trained %d steps, %.2f M tokens in %.1f s; final train loss %s, held-out %s"
         % (step, tokens / 1e6, train_seconds, final_train, final_held))
+    if best["state"] is not None and best["step"] != step:
+        model.load_state_dict({k: v.to(dev) for k, v in best["state"].items()})
+        log("exporting the kept state of step %d (%.1f s, %.2f M tokens): held-out loss %.4f (training numerics); "
+            "final state's %s" % (best["step"], best["seconds"], best["tokens"] / 1e6, best["loss"], final_held))
+    else:
+        log("exporting the final state (step %d): it has the lowest held-out loss, %s" % (step, best["loss"]))
+    best_step = best["step"] if best["step"] is not None else step
+    best_held = best["loss"] if best["loss"] is not None else final_held
+    best["state"] = None
+    losslog.d["final"].update({"steps": step, "tokens": tokens, "train_seconds": train_seconds,
+                               "train_loss": final_train, "final_heldout_loss": final_held,
+                               "best_step": best_step, "best_seconds": best["seconds"],
+                               "best_tokens": best["tokens"] if best["tokens"] is not None else tokens,
+                               "best_heldout_loss": best_held,
+                               "heldout_loss_training_numerics": best_held,
+                               "exported": "state with the lowest held-out loss (training numerics)",
+                               "diverged": diverged})
+    losslog.save()
 
     # ---- export (required)
     arrays = export.model_arrays(model)
@@ -262,16 +303,25 @@ def run(args):
                                              "compress_ratios", "n_routed_experts", "num_experts_per_tok",
                                              "n_shared_experts", "moe_intermediate_size", "index_n_heads",
                                              "index_head_dim", "index_topk", "hc_mult")},
-        "data": {k: data_meta.get(k) for k in ("source", "licence", "split", "train_files", "heldout_files",
+        "data": {k: data_meta.get(k) for k in ("source", "licence", "split", "tokenizer_and_heldout_txt",
+                                                "train_files", "heldout_files", "files_by_group", "train_bytes",
                                                 "train_tokens", "heldout_tokens", "heldout_file_names")},
-        "tokenizer": "byte-level BPE, 4096 ids, trained on the training split; ids 0-13 the V4 special tokens",
+        "tokenizer": "byte-level BPE, 4096 ids, trained on the core training files; ids 0-13 the V4 special tokens",
         "tokens_trained": tokens,
         "steps": step,
         "train_minutes": round(train_seconds / 60, 2),
         "batch": "%d x %d tokens" % (batch, SEQ),
         "device": device_name,
         "final_train_loss": final_train,
-        "heldout_loss_training_numerics": final_held,
+        "exported_state": "the state with the lowest held-out loss (training numerics, evaluated every %g s of "
+                          "training on %d held-out windows of %d tokens) among all evaluations, final included"
+                          % (args.eval_seconds, 0 if hold is None else hold.shape[0], SEQ),
+        "best_step": best_step,
+        "best_seconds": best["seconds"],
+        "best_tokens": best["tokens"],
+        "best_heldout_loss": best_held,
+        "final_heldout_loss": final_held,
+        "heldout_loss_training_numerics": best_held,
         "heldout": {
             "text_file": "heldout.txt",
             "definition": "ids = tokenizer.json encoding of heldout.txt (no special tokens added); consecutive pieces "
@@ -306,6 +356,9 @@ def run(args):
                 try:
                     prompts = sample.PROMPTS[:1] if args.smoke else sample.PROMPTS
                     n_new = 8 if args.smoke else 64
+                    if args.deadline and time.time() > args.deadline - 25:
+                        prompts, n_new = sample.PROMPTS[:2], 24
+                        log("short of time: samples cut to %d prompts x %d tokens" % (len(prompts), n_new))
                     smp = {"model": "dsv4-demo", "mode": "exact numerics, greedy, bos + prompt",
                            "samples": sample.samples(m, tok, dev, n_new, prompts)}
                     with open(os.path.join(args.out, "samples.json"), "w") as f:
@@ -335,10 +388,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True, help="folder with tokenizer.json, train.bin, heldout.bin, heldout.txt")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--seconds", type=float, default=float(os.environ.get("TRAIN_MINUTES", "6")) * 60)
+    ap.add_argument("--seconds", type=float, default=float(os.environ.get("TRAIN_MINUTES", "3.5")) * 60)
     ap.add_argument("--deadline", type=float, default=0.0, help="epoch seconds by which everything must be done")
-    ap.add_argument("--reserve", type=float, default=80.0, help="seconds kept after training for export/eval")
+    ap.add_argument("--reserve", type=float, default=45.0,
+                    help="seconds kept after training for export, exact evaluation, samples and packing")
     ap.add_argument("--batch", type=int, default=int(os.environ.get("BATCH", "64")))
+    ap.add_argument("--eval-seconds", type=float, default=10.0, help="held-out evaluation (checkpoint choice) period")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     return run(args)
