@@ -3,6 +3,7 @@ package io.strata.platform.admin;
 import io.strata.platform.engine.InferenceEngine;
 import io.strata.platform.engine.ServingBackend;
 import io.strata.spi.exec.DeviceMemory;
+import io.strata.spi.exec.GraphCapture;
 
 import java.util.List;
 import java.util.Locale;
@@ -40,11 +41,18 @@ public record ServingView(String pluginId, String name, String device, List<Pool
         return pluginId != null;
     }
 
-    private static List<String> memoryLines(DeviceMemory m) {
-        return List.of(
+    static List<String> memoryLines(DeviceMemory m) {
+        List<String> lines = new java.util.ArrayList<>(List.of(
                 "Used by the model: " + bytes(m.usedBytes()) + " (weights " + bytes(m.weightBytes()) + ", KV pools "
                         + bytes(m.kvBytes()) + ", workspace " + bytes(m.workspaceBytes()) + ")",
-                "Free: " + bytes(m.freeBytes()) + " of " + bytes(m.totalBytes()) + " total");
+                "Free: " + bytes(m.freeBytes()) + " of " + bytes(m.totalBytes()) + " total"));
+        GraphCapture g = m.graphs();
+        if (g.graphs() > 0 || g.stopped() != null) {
+            lines.add("Decode graphs: " + g.graphs() + " captured (batch up to " + g.maxBatch() + ", context up to "
+                    + g.maxContext() + ") in " + g.captureMillis() + " ms, " + bytes(g.bytes())
+                    + (g.stopped() == null ? "" : "; stopped early: " + g.stopped()));
+        }
+        return List.copyOf(lines);
     }
 
     /** 1536 → "1.5 KiB"; binary units, one decimal. */

@@ -117,7 +117,7 @@ public final class CudaExecutor implements ModelExecutor {
         }
         long kvOffer = (long) ((free - activations) * fraction);
         BackendCapabilities caps = new BackendCapabilities(kvOffer, EnumSet.of(MainKvDtype.FP8),
-            EnumSet.of(IndexerKvDtype.FP4), false, maxBatchTokens, maxBatchRequests);
+            EnumSet.of(IndexerKvDtype.FP4), graphSettings.enabled(), maxBatchTokens, maxBatchRequests);
         return new CudaExecutor(config, device, store, model, caps, StepStreams.create(streamCount), graphSettings);
     }
 
@@ -142,7 +142,7 @@ public final class CudaExecutor implements ModelExecutor {
     public synchronized BackendCapabilities capabilities() {
         long used = kv == null ? 0 : kv.totalBytes();
         return new BackendCapabilities(Math.max(0, caps.kvMemoryBytes() - used), caps.mainKvDtypes(),
-            caps.indexerKvDtypes(), false, caps.maxBatchTokens(), caps.maxBatchRequests());
+            caps.indexerKvDtypes(), graphs != null, caps.maxBatchTokens(), caps.maxBatchRequests());
     }
 
     @Override

@@ -1,0 +1,70 @@
+"""Markdown tables from ModelDecodeBench's JSON (and, optionally, bench_torch_peer.py's): step time per
+variant and repeat, the best variant against the roofline (bytes a step must read / the copy bandwidth
+measured in the same run), the streams and graphs gains, and the PyTorch peer.
+
+    python3 backend-cuda/bench/report_decode.py decode.json [peer.json] > tables.md
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from v4_roofline import FLASH, OURS, step_bytes  # noqa: E402
+
+VARIANTS = ["eager-1", "eager-2", "graphs-1", "graphs-2"]
+
+
+def main():
+    rows = json.load(open(sys.argv[1]))
+    peer = json.load(open(sys.argv[2]))["rows"] if len(sys.argv) > 2 else []
+    setup = next(r for r in rows if r["kind"] == "setup")
+    bw = setup["copy_bandwidth_bytes_per_s"]
+    ratios = setup["ratios"]
+    decode = [r for r in rows if r["kind"] == "decode"]
+    shapes = sorted({(r["context"], r["batch"]) for r in decode})
+    ms = {}
+    for r in decode:
+        ms.setdefault((r["context"], r["batch"], r["variant"]), []).append(r["median_ms"])
+
+    print(f"{setup['layers']} layers {ratios}, weights {setup['weight_bytes'] / 2**30:.2f} GiB, device copy bandwidth "
+          f"{bw / 1e9:.0f} GB/s (read + write), {setup['device']}\n")
+    print("| context | batch | " + " | ".join(f"{v} (ms)" for v in VARIANTS) + " |")
+    print("|---|---|" + "---|" * len(VARIANTS))
+    for c, b in shapes:
+        cells = []
+        for v in VARIANTS:
+            xs = ms.get((c, b, v), [])
+            cells.append(" / ".join(f"{x:.2f}" for x in xs) if xs else "–")
+        print(f"| {c // 1024}K | {b} | " + " | ".join(cells) + " |")
+
+    print("\n| context | batch | best variant | step (ms) | tok/s | bytes/step (GB) | roofline (ms) | × roofline |"
+          " two streams vs one (eager) | graphs vs eager (two streams) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for c, b in shapes:
+        best_v, best = min(((v, statistics.median(ms[(c, b, v)])) for v in VARIANTS if (c, b, v) in ms),
+                           key=lambda t: t[1])
+        total = step_bytes(b, c, ratios, FLASH, OURS)["total"]
+        roof = total / bw * 1e3
+        gain = lambda a, z: (f"{(1 - statistics.median(ms[(c, b, z)]) / statistics.median(ms[(c, b, a)])) * 100:+.1f}%"
+                             if (c, b, a) in ms and (c, b, z) in ms else "–")
+        print(f"| {c // 1024}K | {b} | {best_v} | {best:.2f} | {b * 1000 / best:,.0f} | {total / 1e9:.2f} | {roof:.2f} |"
+              f" {best / roof:.1f} | {gain('eager-1', 'eager-2')} | {gain('eager-2', 'graphs-2')} |")
+
+    if peer:
+        print("\n| context | batch | PyTorch eager (ms) | torch.compile (ms) | ours, best (ms) | ours vs eager |"
+              " ours vs compile |")
+        print("|---|---|---|---|---|---|---|")
+        by = {(p["context"], p["batch"], p["mode"]): p for p in peer if p.get("status") == "ok"}
+        for c, b in shapes:
+            e = by.get((c, b, "eager"))
+            k = by.get((c, b, "compile"))
+            ours = min(statistics.median(ms[(c, b, v)]) for v in VARIANTS if (c, b, v) in ms)
+            em = e["step_ms"]["median"] if e else None
+            km = k["step_ms"]["median"] if k else None
+            print(f"| {c // 1024}K | {b} | {f'{em:.1f}' if em else 'not run'} | {f'{km:.1f}' if km else 'not run'} |"
+                  f" {ours:.2f} | {f'{em / ours:.1f}×' if em else '–'} | {f'{km / ours:.1f}×' if km else '–'} |")
+
+
+if __name__ == "__main__":
+    main()
