@@ -1,5 +1,6 @@
 package io.strata.platform.console;
 
+import io.strata.platform.engine.ModelCard;
 import io.strata.platform.plugins.LoadedBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.spi.DeviceInfo;
@@ -20,9 +21,11 @@ import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.ObjectMapper;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -84,6 +87,21 @@ public class ConsoleApiController {
                         "minutes", history.since(Instant.now().minus(Duration.ofMinutes(m))),
                         "recent", sampler.recent()))
                 .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /** The served model and what it is ({@link ModelAbout}: its training card, or why there is none). */
+    @GetMapping("/model")
+    public Mono<Map<String, Object>> model() {
+        return Mono.fromCallable(() -> {
+            ModelCard card = engine.engine().model();
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("id", card.id());
+            body.put("root", card.root());
+            body.put("maxModelLen", card.maxModelLen());
+            body.put("vocabSize", card.vocabSize());
+            body.put("about", ModelAbout.of(Path.of(card.root())));
+            return body;
+        }).subscribeOn(Schedulers.boundedElastic());
     }
 
     @GetMapping("/requests/live")

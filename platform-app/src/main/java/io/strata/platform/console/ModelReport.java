@@ -40,17 +40,19 @@ final class ModelReport {
     record Bucket(String name, long pageBytes, Long pages, Long bytes) {
     }
 
-    record Loaded(ModelCard card, ModelConfig config, String error, List<Layer> layers, List<Kind> kinds,
-                  List<Bucket> buckets, String precision) {
+    /** @param about what this model is: its training card, or that it is a random fixture, or nothing known */
+    record Loaded(ModelCard card, ModelAbout about, ModelConfig config, String error, List<Layer> layers,
+                  List<Kind> kinds, List<Bucket> buckets, String precision) {
     }
 
     /** The served model; {@code config} is null (and {@code error} set) when its config.json cannot be read. */
     static Loaded loaded(ModelCard card, Optional<KvCapacity> kv) {
+        ModelAbout about = ModelAbout.of(Path.of(card.root()));
         ModelConfig config;
         try {
             config = ModelConfigParser.parse(Path.of(card.root()).resolve("config.json"));
         } catch (Exception e) {
-            return new Loaded(card, null, "Cannot read " + card.root() + "/config.json: " + e.getMessage(), List.of(),
+            return new Loaded(card, about, null, "Cannot read " + card.root() + "/config.json: " + e.getMessage(), List.of(),
                     List.of(), List.of(), "");
         }
         KvLayout layout = kv.map(KvCapacity::layout)
@@ -70,7 +72,7 @@ final class ModelReport {
             };
             layers.add(new Layer(l.index(), l.mtp(), kind, label));
         }
-        return new Loaded(card, config, null, layers, kinds(layout), buckets(layout, kv), layout.precision().toString());
+        return new Loaded(card, about, config, null, layers, kinds(layout), buckets(layout, kv), layout.precision().toString());
     }
 
     static List<Kind> kinds(KvLayout layout) {

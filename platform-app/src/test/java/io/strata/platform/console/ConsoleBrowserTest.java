@@ -267,6 +267,11 @@ class ConsoleBrowserTest extends BrowserTest {
         assertThat(kinds).containsExactly("window", "c4a", "c128a", "c4a", "c128a", "c4a", "window");
         assertThat(b.find(By.id("kv-kinds")).getText()).contains("c4a_kv").contains("c128a_kv").contains("swa_kv");
         assertThat(b.find(By.id("plan-sequences")).getText()).isNotEmpty();
+        // the fixture has no model card; its manifest says its weights are random, and the page says so plainly
+        assertThat(b.find(By.id("model-about")).getText()).isEqualTo("What this model is\n"
+                + "Test fixture, not a trained model: its weights are random numbers, generated to check the "
+                + "serving path, so what it writes is meaningless.");
+        assertThat(b.driver().findElements(By.id("about-card"))).isEmpty();
         b.screenshot("console-09-model");
 
         new Select(b.find(By.id("plan-model"))).selectByValue("flash");
