@@ -44,16 +44,25 @@ public record TrainingCard(String name, String kind, Long parameters, List<Strin
         return Optional.of(of(root));
     }
 
+    /**
+     * The fields {@code tools/train-demo/train.py} writes: {@code description} ("trained demo: …"),
+     * {@code data.source} / {@code data.licence}, {@code final_train_loss}, and {@code heldout} with the text
+     * file, the definition and the {@code bf16} / {@code fp8} exports' figures.
+     */
     static TrainingCard of(JsonNode n) {
         List<String> layers = new ArrayList<>();
         JsonNode l = n.get("layers");
         if (l != null && l.isArray()) {
             l.forEach(e -> layers.add(e.isValueNode() ? e.asString() : e.toString()));
         }
-        return new TrainingCard(text(n, "name"), text(n, "kind"), integer(n, "parameters"), layers, text(n, "data"),
-                text(n, "license"), integer(n, "tokens_trained"), number(n, "train_minutes"), text(n, "device"),
-                number(n, "train_loss"), number(n, "heldout_perplexity"), number(n, "heldout_perplexity_quantized"),
-                text(n, "heldout_file"), text(n, "perplexity_definition"), text(n, "date"));
+        String description = text(n, "/description");
+        String kind = description == null ? null
+                : description.contains(":") ? description.substring(0, description.indexOf(':')).trim() : description;
+        return new TrainingCard(text(n, "/name"), kind, integer(n, "/parameters"), layers, text(n, "/data/source"),
+                text(n, "/data/licence"), integer(n, "/tokens_trained"), number(n, "/train_minutes"),
+                text(n, "/device"), number(n, "/final_train_loss"), number(n, "/heldout/bf16/perplexity"),
+                number(n, "/heldout/fp8/perplexity"), text(n, "/heldout/text_file"), text(n, "/heldout/definition"),
+                text(n, "/date"));
     }
 
     /** The held-out text file this card names, resolved in {@code modelDir}; empty when the card names none. */
@@ -66,18 +75,18 @@ public record TrainingCard(String name, String kind, Long parameters, List<Strin
         return quantized ? heldoutPerplexityQuantized : heldoutPerplexity;
     }
 
-    private static String text(JsonNode n, String field) {
-        JsonNode v = n.get(field);
-        return v == null || v.isNull() || !v.isValueNode() ? null : v.asString();
+    private static String text(JsonNode n, String pointer) {
+        JsonNode v = n.at(pointer);
+        return v == null || v.isMissingNode() || v.isNull() || !v.isValueNode() ? null : v.asString();
     }
 
-    private static Long integer(JsonNode n, String field) {
-        JsonNode v = n.get(field);
+    private static Long integer(JsonNode n, String pointer) {
+        JsonNode v = n.at(pointer);
         return v != null && v.isNumber() ? v.asLong() : null;
     }
 
-    private static Double number(JsonNode n, String field) {
-        JsonNode v = n.get(field);
+    private static Double number(JsonNode n, String pointer) {
+        JsonNode v = n.at(pointer);
         return v != null && v.isNumber() ? v.asDouble() : null;
     }
 }

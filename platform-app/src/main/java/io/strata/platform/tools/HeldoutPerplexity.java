@@ -131,7 +131,7 @@ public final class HeldoutPerplexity {
         out.printf(Locale.ROOT, "tokens scored:  %d%n", score.tokens());
         out.printf(Locale.ROOT, "mean NLL:       %.6f nats%n", score.meanNll());
         out.printf(Locale.ROOT, "perplexity:     %.4f%n", score.perplexity());
-        String field = quantized ? "heldout_perplexity_quantized" : "heldout_perplexity";
+        String field = quantized ? "heldout.fp8.perplexity" : "heldout.bf16.perplexity";
         if (cardValue == null) {
             out.printf(Locale.ROOT, "card:           no %s in %s%n", field, TrainingCard.FILE_NAME);
         } else {

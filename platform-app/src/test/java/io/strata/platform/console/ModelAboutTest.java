@@ -17,11 +17,13 @@ class ModelAboutTest {
     @Test
     void aCardIsReadLenientlyAndFormattedForAPerson(@TempDir Path dir) throws IOException {
         Files.writeString(dir.resolve(TrainingCard.FILE_NAME), """
-                {"name": "dsv4-demo", "kind": "trained demo", "parameters": 8912896,
-                 "layers": ["window", "c4a", 128], "data": "TinyStories", "license": "CDLA-Sharing-1.0",
+                {"name": "dsv4-demo", "description": "trained demo: a small model", "parameters": 8912896,
+                 "layers": ["window", "c4a", 128],
+                 "data": {"source": "TinyStories", "licence": "CDLA-Sharing-1.0", "train_files": 3},
                  "tokens_trained": 123456789, "train_minutes": 65.4, "device": "NVIDIA H200",
-                 "train_loss": 1.5, "heldout_perplexity": 7.251, "heldout_perplexity_quantized": 7.4,
-                 "heldout_file": "heldout.txt", "something_new": {"ignored": true}, "date": "2026-12-01"}""");
+                 "final_train_loss": 1.5,
+                 "heldout": {"text_file": "heldout.txt", "bf16": {"perplexity": 7.251}, "fp8": {"perplexity": 7.4}},
+                 "something_new": {"ignored": true}, "date": "2026-12-01"}""");
         ModelAbout about = ModelAbout.of(dir);
         assertThat(about.source()).isEqualTo("card");
         assertThat(about.summary()).isEqualTo("A trained demo (dsv4-demo), trained on TinyStories.");

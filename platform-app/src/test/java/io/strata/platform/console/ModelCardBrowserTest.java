@@ -35,12 +35,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ModelCardBrowserTest extends BrowserTest {
     static final PlatformHome HOME = PlatformHome.temp("strata-model-card-");
     static final String CARD = """
-            {"name": "dsv4-card-test", "kind": "trained demo", "parameters": 8912896,
+            {"name": "dsv4-card-test", "description": "trained demo: a card for the browser test", "parameters": 8912896,
              "layers": ["window", "c4a", "c128a", "c4a", "c128a", "c4a", "window"],
-             "data": "a test text", "license": "CC0-1.0", "tokens_trained": 52428800, "train_minutes": 42.2,
-             "device": "NVIDIA H200", "train_loss": 1.875, "heldout_perplexity": 7.251,
-             "heldout_perplexity_quantized": 7.399, "heldout_file": "heldout.txt",
-             "perplexity_definition": "exp of the mean NLL of every token after the first of each chunk",
+             "data": {"source": "a test text", "licence": "CC0-1.0"}, "tokens_trained": 52428800,
+             "train_minutes": 42.2, "device": "NVIDIA H200", "final_train_loss": 1.875,
+             "heldout": {"text_file": "heldout.txt",
+                         "definition": "exp of the mean NLL of every token after the first of each chunk",
+                         "bf16": {"perplexity": 7.251}, "fp8": {"perplexity": 7.399}},
              "date": "2026-12-01", "a_field_from_the_future": [1, 2, 3]}""";
 
     @DynamicPropertySource

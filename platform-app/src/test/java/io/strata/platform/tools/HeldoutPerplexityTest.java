@@ -129,7 +129,7 @@ class HeldoutPerplexityTest {
                 chunks.size(), viaEngine, viaEngine.perplexity() * 1.1, false);
         assertThat(bytes.toString(StandardCharsets.UTF_8))
                 .contains("tokens scored:  " + viaEngine.tokens())
-                .contains("card:           ").contains("(heldout_perplexity)")
+                .contains("card:           ").contains("(heldout.bf16.perplexity)")
                 .contains("relative diff:  -9.09 %");
     }
 
