@@ -212,7 +212,9 @@ def build(tokenizer_path, out_dir):
                   "lib2to3/ where installed, without site-packages, encodings/, pydoc_data/, files over 200 kB "
                   "and files that are not valid UTF-8; one copy per relative path"
                   % (sys.version.split()[0], stdlib_root(),
-                     (" plus extra stdlib trees %s" % os.environ.get("STDLIB_EXTRA")) if extras else ""),
+                     (" plus extra stdlib trees (%s)" % ", ".join(os.path.basename(x.rstrip("/"))
+                                                              for x in os.environ.get("STDLIB_EXTRA", "").split(os.pathsep) if x))
+                     if extras else ""),
         "licence": "Python Software Foundation License Version 2 (PSF-2.0), the licence of CPython's Lib/",
         "split": "by file: held out when int(sha1(relative path)) %% 1000 < %d" % HELDOUT_PER_MILLE,
         "tokenizer_and_heldout_txt": "tokenizer trained on the core training files, heldout.txt cut from the core "
