@@ -3,6 +3,7 @@ package io.strata.platform.admin;
 import io.strata.platform.config.PluginProperties;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Component;
@@ -16,9 +17,10 @@ import java.net.URI;
 
 /**
  * Turns "upload too large" into a message on the Plugins page. An upload whose Content-Length already
- * says it is too large is refused before a byte of it is read (a 70 MB upload no longer gets parsed just
- * to fail, nor leaves Reactor's 60-line "onErrorDropped" ERROR in the log when the multipart parser reports
- * the limit twice). The multipart size limit trips while
+ * says it is too large is refused without being parsed: its body is read and dropped (up to
+ * {@link #DRAIN_LIMIT_BYTES}; larger ones are not read at all), so the browser, which is still sending,
+ * receives the answer instead of a reset connection, and no multipart parser reports the limit (that
+ * left Reactor's 60-line "onErrorDropped" ERROR in the log). The multipart size limit trips while
  * the body is parsed, and the first to parse it is the CSRF filter (it reads the form's token), so
  * the error happens before any controller could handle it; this filter sits in front of security.
  */
@@ -27,6 +29,8 @@ public class UploadLimitFilter implements WebFilter, Ordered {
     static final String UPLOAD_PATH = "/admin/plugins/upload";
     /** Room for the multipart framing and the CSRF field around the jar itself. */
     static final long FORM_OVERHEAD_BYTES = 64 * 1024;
+    /** Larger refused uploads are not read at all: the connection closes under them. */
+    static final long DRAIN_LIMIT_BYTES = 64L * 1024 * 1024;
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(UploadLimitFilter.class);
 
@@ -57,7 +61,12 @@ public class UploadLimitFilter implements WebFilter, Ordered {
         if (declared > properties.maxUploadSize().toBytes() + FORM_OVERHEAD_BYTES) {
             log.info("Plugin upload refused: {} bytes declared, limit {} (strata.plugins.max-upload-size)", declared,
                     properties.maxUploadSize().toBytes());
-            return refuse(exchange);
+            // A browser still sending the body when the answer comes and the connection closes shows a
+            // connection error instead of the answer: read and drop the body first (no parsing), up to a cap
+            if (declared > DRAIN_LIMIT_BYTES) {
+                return refuse(exchange);
+            }
+            return exchange.getRequest().getBody().doOnNext(DataBufferUtils::release).then(refuse(exchange));
         }
         return chain.filter(exchange).onErrorResume(DataBufferLimitException.class, e -> {
             if (exchange.getResponse().isCommitted()) {
