@@ -478,26 +478,6 @@ def hadamard(n):
 # ----------------------------------------------------------------------------------------------------
 # measurement
 
-def copy_bandwidth(gib=4):
-    n = gib * GIB
-    a = torch.empty(n, dtype=torch.uint8, device="cuda")
-    b = torch.empty_like(a)
-    for _ in range(3):
-        b.copy_(a)
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(10):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        b.copy_(a)
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) / 1e3)
-    del a, b
-    torch.cuda.empty_cache()
-    return 2 * n / statistics.median(ts) / 1e9
-
-
 def time_steps(fn, call_args, steps, warmup):
     for _ in range(warmup):
         fn(*call_args)
@@ -635,6 +615,7 @@ def main():
 
     free, total = torch.cuda.mem_get_info()
     mem_limit = min(args.mem_gib, total / GIB - 2)
+    from bench_kernels import copy_bandwidth  # the kernel benchmarks' measurement (imports torch)
     bw = copy_bandwidth()
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
             "copy_gb_s": bw, "layers": args.layers, "ratios": ratios, "steps": args.steps,
