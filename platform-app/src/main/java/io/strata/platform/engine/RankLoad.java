@@ -1,7 +1,8 @@
 package io.strata.platform.engine;
 
 /**
- * One rank's load as the console shows it, from what the rank published.
+ * One rank's load as the console shows it, from what the rank published. A single engine (one rank) publishes
+ * no held tokens and no cached blocks, so its load is its queued prompt tokens and its block count 0.
  *
  * @param loadTokens     what the router balances on ({@link RankView#loadTokens()})
  * @param cachedBlocks   blocks its prefix cache holds
