@@ -1,6 +1,7 @@
 package io.strata.platform.console;
 
 import io.strata.platform.engine.ModelCard;
+import io.strata.platform.engine.RankLoad;
 import io.strata.platform.plugins.LoadedBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.spi.DeviceInfo;
@@ -107,6 +108,12 @@ public class ConsoleApiController {
     @GetMapping("/requests/live")
     public List<EngineView.LiveRequest> live() {
         return engine.liveRequests();
+    }
+
+    /** Each engine rank's load (one entry unless {@code strata.engine.data-parallel-size} is above 1). */
+    @GetMapping("/ranks")
+    public List<RankLoad> ranks() {
+        return engine.engine().rankLoads();
     }
 
     @PostMapping("/requests/{id}/abort")

@@ -2,7 +2,7 @@ package io.strata.platform.console;
 
 import io.strata.platform.engine.EngineProperties;
 import io.strata.platform.engine.InferenceEngine;
-import io.strata.platform.engine.ServingEngine;
+import io.strata.platform.engine.TunableEngine;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.ApplicationEventPublisher;
@@ -133,7 +133,7 @@ public class ConsoleSettings {
             RequestLogWriter w = requestLog.getIfAvailable();
             return w == null ? null : Boolean.toString(w.logPrompts());
         }
-        EngineProperties p = engine.getIfAvailable() instanceof ServingEngine serving ? serving.limits()
+        EngineProperties p = engine.getIfAvailable() instanceof TunableEngine serving ? serving.limits()
                 : engineProps.getIfAvailable();
         if (p == null) {
             return env.getProperty(s.property());

@@ -2,7 +2,7 @@ package io.strata.platform.console;
 
 import io.strata.platform.engine.EngineProperties;
 import io.strata.platform.engine.InferenceEngine;
-import io.strata.platform.engine.ServingEngine;
+import io.strata.platform.engine.TunableEngine;
 import io.strata.platform.requestlog.RequestLogWriter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,8 +15,9 @@ import java.util.Map;
 
 /**
  * Applies saved settings to the running components without a restart: prompt logging to the request log,
- * queue and scheduler limits to the serving engine ({@link ServingEngine#applyLimits}). A value that a
- * command-line or environment property overrides is not applied (it would not survive a restart either).
+ * queue and scheduler limits to the serving engine ({@link TunableEngine#applyLimits}; with data-parallel
+ * ranks, to each rank). A value that a command-line or environment property overrides is not applied (it would
+ * not survive a restart either).
  */
 @Component
 public class LiveSettings {
@@ -48,7 +49,7 @@ public class LiveSettings {
         if (writer != null && apply.containsKey(ConsoleSetting.LOG_PROMPTS)) {
             writer.logPrompts(Boolean.parseBoolean(apply.get(ConsoleSetting.LOG_PROMPTS)));
         }
-        if (engine.getIfAvailable() instanceof ServingEngine serving) {
+        if (engine.getIfAvailable() instanceof TunableEngine serving) {
             EngineProperties now = serving.limits();
             EngineProperties next = new EngineProperties(
                     intOr(apply, ConsoleSetting.MAX_NUM_BATCHED_TOKENS, now.maxNumBatchedTokens()),

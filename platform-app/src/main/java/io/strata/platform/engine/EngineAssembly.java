@@ -62,6 +62,50 @@ final class EngineAssembly {
     static ServingEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
                                EngineProperties props, KvProperties kvProps, Map<String, String> settings,
                                MeterRegistry registry, ServingBackend serving) {
+        return startRank(model, codec, backend, props, kvProps, settings, registry, serving, EngineRank.SINGLE, new long[1]);
+    }
+
+    /**
+     * Starts {@code ranks} engines on {@code backend} behind one {@link DataParallelEngine}; with one rank, the
+     * single engine of {@link #start}. Each rank loads its own executor and allocates its own pools; the KV
+     * budget of a rank is the first rank's offer divided by the ranks (they share one host or device here), and
+     * {@code strata.kv.memory-bytes}, when set, is the total over all ranks. If a rank fails to start, the ranks
+     * already started are closed and the exception is rethrown.
+     */
+    static InferenceEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
+                                 EngineProperties props, KvProperties kvProps, Map<String, String> settings,
+                                 MeterRegistry registry, ServingBackend serving, int ranks) {
+        if (ranks == 1) {
+            return start(model, codec, backend, props, kvProps, settings, registry, serving);
+        }
+        List<ServingEngine> started = new ArrayList<>();
+        long[] firstOffer = new long[1];
+        try {
+            for (int r = 0; r < ranks; r++) {
+                started.add(startRank(model, codec, backend, props, kvProps, settings, registry, serving,
+                        new EngineRank(r, ranks), firstOffer));
+            }
+        } catch (RuntimeException | Error e) {
+            for (ServingEngine s : started) {
+                try {
+                    s.close();
+                } catch (Exception | Error closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            throw e;
+        }
+        log.info("Serving {} on {} data-parallel ranks", model.card().id(), ranks);
+        return new DataParallelEngine(started, new RankRouter(model.card().id()));
+    }
+
+    /**
+     * @param firstOffer the KV bytes rank 0's executor offered (written by rank 0, read by the others)
+     */
+    private static ServingEngine startRank(EngineConfiguration.ServedModel model, TokenizerCodec codec,
+                                           LoadedBackend backend, EngineProperties props, KvProperties kvProps,
+                                           Map<String, String> settings, MeterRegistry registry, ServingBackend serving,
+                                           EngineRank rank, long[] firstOffer) {
         ExecutionBackend exec = (ExecutionBackend) backend.provider();
         ModelExecutor executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),
                 props.maxNumBatchedTokens(), props.maxNumSeqs(), 0, settings));
@@ -74,7 +118,11 @@ final class EngineAssembly {
             layout = KvLayout.of(KvModelShape.of(model.card().id(), model.config()), KvPrecision.parse(kvProps.dtype()));
             BackendCapabilities caps = executor.capabilities();
             long target = Math.max(kvProps.targetContext(), model.card().maxModelLen());
-            budget = kvBudget(layout, caps.kvMemoryBytes(), kvProps.memoryBytes(), target, props.maxNumSeqs());
+            if (rank.index() == 0) {
+                firstOffer[0] = caps.kvMemoryBytes();
+            }
+            budget = kvBudget(layout, Math.min(caps.kvMemoryBytes(), firstOffer[0] / rank.count()),
+                    kvProps.memoryBytes() / rank.count(), target, props.maxNumSeqs());
             sizes = KvPoolSizes.forBudget(layout, budget, target);
             Map<PageBucket, Integer> pages = new EnumMap<>(PageBucket.class);
             for (PageBucket b : PageBucket.values()) {
@@ -92,16 +140,21 @@ final class EngineAssembly {
         List<ServingBackend.Pool> rows = new ArrayList<>();
         for (PageBucket b : PageBucket.values()) {
             if (pools.pages().containsKey(b)) {
-                rows.add(new ServingBackend.Pool(b.metricName(), pools.pages().get(b), pools.bytes().getOrDefault(b, 0L)));
+                // the console's Serving backend card shows the pools of all ranks together
+                rows.add(new ServingBackend.Pool(b.metricName(), pools.pages().get(b) * rank.count(),
+                        pools.bytes().getOrDefault(b, 0L) * rank.count()));
             }
         }
         String deviceName = device.map(DeviceMemory::device).orElse("host memory");
-        log.info("Serving {} on backend '{}' ({}): weights {} MiB, KV pools {} ({} MiB; budget {} MiB)", model.card().id(),
-                backend.pluginId(), deviceName, executor.weightBytes() >> 20, pools.pages(), pools.totalBytes() >> 20,
-                budget >> 20);
+        log.info("Serving {} on backend '{}' ({}){}: weights {} MiB, KV pools {} ({} MiB; budget {} MiB)", model.card().id(),
+                backend.pluginId(), deviceName, rank.dataParallel() ? " rank " + rank.index() + "/" + rank.count() : "",
+                executor.weightBytes() >> 20, pools.pages(), pools.totalBytes() >> 20, budget >> 20);
         ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(backend.pluginId(),
-                executor, device.isPresent() ? serving::deviceMemory : null), registry, executor::close);
-        new KvCacheMetrics(layout, manager.stats(), engine::kvUsage).bindTo(registry);
+                executor, device.isPresent() ? serving::deviceMemory : null), registry, executor::close, rank);
+        new KvCacheMetrics(layout, manager.stats(), engine::kvUsage, rank.meterTags()).bindTo(registry);
+        if (rank.index() > 0) {
+            return engine;
+        }
         serving.chose(new ServingBackend.Serving(backend.pluginId(), backend.provider().identity().name(), deviceName, rows),
                 device.orElse(null));
         device.ifPresent(d -> DeviceMemoryMetrics.bindTo(registry, serving, d.device()));

@@ -47,7 +47,7 @@ public class EngineConfiguration {
 
     @Bean(destroyMethod = "close")
     InferenceEngine inferenceEngine(ModelProperties modelProps, EngineProperties engineProps, KvProperties kvProps,
-                                    PluginHost plugins, MeterRegistry registry, ServingBackend serving, Environment env,
+                                    DataParallelProperties dataParallel, PluginHost plugins, MeterRegistry registry, ServingBackend serving, Environment env,
                                     @Value("${strata.models.dir:}") String modelsDir) {
         Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
         ServedModel model;
@@ -64,7 +64,8 @@ public class EngineConfiguration {
         TokenizerCodec codec = new TokenizerCodec(model.tokenizer());
         BackendChoice choice = BackendChoice.of(plugins.availableBackends(), BackendSettings.requested(env),
                 unavailable(plugins.plugins()));
-        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving);
+        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving,
+                dataParallel.dataParallelSize());
     }
 
     /** Installed plugins that cannot serve here, with why: not started, or no backend whose probe said available. */
@@ -92,6 +93,13 @@ public class EngineConfiguration {
     static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
                                           MeterRegistry registry, ServingBackend serving) {
+        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving, 1);
+    }
+
+    /** Like the single-engine form, with {@code ranks} data-parallel ranks on the backend that loads the model. */
+    static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
+                                          Environment env, EngineProperties engineProps, KvProperties kvProps,
+                                          MeterRegistry registry, ServingBackend serving, int ranks) {
         if (choice.offlineReason() != null) {
             log.warn("Engine offline: {}", choice.offlineReason());
             return new OfflineEngine(model.card(), codec, choice.offlineReason());
@@ -102,7 +110,7 @@ public class EngineConfiguration {
             LoadedBackend backend = candidates.get(i);
             try {
                 InferenceEngine engine = EngineAssembly.start(model, codec, backend, engineProps, kvProps,
-                        BackendSettings.of(env, backend.pluginId()), registry, serving);
+                        BackendSettings.of(env, backend.pluginId()), registry, serving, ranks);
                 serving.skipped(skipped);
                 return engine;
             } catch (RuntimeException | LinkageError e) {

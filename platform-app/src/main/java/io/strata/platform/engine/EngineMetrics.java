@@ -38,9 +38,12 @@ final class EngineMetrics {
     private final Timer queue;
     private final DistributionSummary stepTokens;
 
-    EngineMetrics(MeterRegistry registry, String model, Supplier<Number> running, Supplier<Number> waiting,
+    /**
+     * @param extra tags added to every meter ({@code rank} for a data-parallel rank, else none)
+     */
+    EngineMetrics(MeterRegistry registry, String model, Tags extra, Supplier<Number> running, Supplier<Number> waiting,
                   Supplier<Number> kvUsage) {
-        Tags tags = Tags.of("model_name", model);
+        Tags tags = Tags.of("model_name", model).and(extra);
         Gauge.builder("strata.num_requests_running", running).tags(tags)
                 .description("Sequences in the running batch").register(registry);
         Gauge.builder("strata.num_requests_waiting", waiting).tags(tags)

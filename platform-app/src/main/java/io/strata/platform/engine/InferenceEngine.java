@@ -2,6 +2,7 @@ package io.strata.platform.engine;
 
 import reactor.core.publisher.Flux;
 
+import java.util.List;
 import java.util.Optional;
 
 /** The engine as the API sees it. */
@@ -29,6 +30,14 @@ public interface InferenceEngine extends AutoCloseable {
      */
     default Optional<EngineSnapshot> snapshot() {
         return Optional.empty();
+    }
+
+    /**
+     * Each engine rank's load from what it published, in rank order: one entry for a serving engine, one per
+     * rank with {@code strata.engine.data-parallel-size} above 1, none for an engine without a loop. Any thread.
+     */
+    default List<RankLoad> rankLoads() {
+        return List.of();
     }
 
     /** Aborts every choice of a request by id, from any thread; false when none is in flight. */

@@ -1,6 +1,7 @@
 package io.strata.platform.engine;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.strata.platform.engine.kv.BlockHash;
 import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvCacheStats;
 import io.strata.platform.engine.kv.KvRequest;
@@ -16,6 +17,7 @@ import reactor.core.publisher.Flux;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +33,7 @@ import java.util.concurrent.locks.LockSupport;
  * threads read the engine only through it. (Over ~400 lines so that the engine thread's whole life —
  * submit, loop, step, sampling, finish — reads top to bottom in one file.)
  */
-public final class ServingEngine implements InferenceEngine, AutoCloseable {
+public final class ServingEngine implements InferenceEngine, TunableEngine, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ServingEngine.class);
     private static final int FAILED_STEPS_BEFORE_DOWN = 3;
 
@@ -71,12 +73,28 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
     private long requestsBuiltAt;
     private int consecutiveFailures;
     private final AutoCloseable onClose;
+    private final EngineRank rank;
+    /** Data-parallel ranks only: tokens whose KV the rank's sequences hold, as of the latest step. */
+    private volatile long heldTokens;
+    /** Data-parallel ranks only: the prefix cache's block hashes, rebuilt when the KV manager's version moves. */
+    private volatile Set<BlockHash> cachedBlocks = Set.of();
+    private long cachedBlocksVersion = -1;
 
     /**
      * @param onClose releases the backend's model (weights, KV pools) after the loop stopped
      */
     public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCacheManager kv, StepRunner executor,
                          MeterRegistry registry, AutoCloseable onClose) {
+        this(model, codec, props, kv, executor, registry, onClose, EngineRank.SINGLE);
+    }
+
+    /**
+     * @param rank which data-parallel rank this loop serves ({@link EngineRank#SINGLE} when there is one);
+     *             a rank of several also publishes its load and prefix blocks for the {@link RankRouter}
+     */
+    public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCacheManager kv, StepRunner executor,
+                         MeterRegistry registry, AutoCloseable onClose, EngineRank rank) {
+        this.rank = rank;
         this.onClose = onClose;
         this.model = model;
         this.codec = codec;
@@ -86,9 +104,10 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         this.scheduler = new Scheduler(kv, props.maxNumBatchedTokens(), props.maxNumSeqs(), props.priorityPolicy(),
                 props.longPrefillTokenThreshold());
         this.sampler = new Sampler(executor.vocab());
-        this.metrics = new EngineMetrics(registry, model.id(), () -> runningGauge, () -> waitingGauge, () -> kvUsageGauge);
+        this.metrics = new EngineMetrics(registry, model.id(), rank.meterTags(), () -> runningGauge, () -> waitingGauge,
+                () -> kvUsageGauge);
         this.snapshot = new EngineSnapshot(0, 0, 0, kv.capacity(), kv.usage(), KvCacheStats.Reading.NONE, List.of());
-        this.thread = Thread.ofPlatform().name("strata-engine").daemon().start(this::loop);
+        this.thread = Thread.ofPlatform().name(rank.threadName()).daemon().start(this::loop);
     }
 
     @Override
@@ -131,6 +150,24 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
 
     public long stepsCompleted() {
         return stepsCompleted;
+    }
+
+    public EngineRank rank() {
+        return rank;
+    }
+
+    /**
+     * What the {@link RankRouter} needs, from what this rank published (any thread): whether it serves, its
+     * load (held tokens as of the latest step plus prompt tokens queued since submit) and its prefix blocks.
+     * Only a rank of several publishes held tokens and blocks; a single engine reports its queue only.
+     */
+    public RankView rankView() {
+        return new RankView(rank.index(), status.up() && running, heldTokens + queuedTokens.get(), cachedBlocks);
+    }
+
+    @Override
+    public List<RankLoad> rankLoads() {
+        return List.of(RankLoad.of(rankView(), snapshot));
     }
 
     @Override
@@ -190,6 +227,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
     }
 
     /** The limits in force (queue limits at once, scheduler limits from the next step after a change). */
+    @Override
     public EngineProperties limits() {
         return props;
     }
@@ -200,6 +238,7 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
      * sequences keep their pages; a lower {@code max-num-seqs} only stops admissions until enough finish).
      * The scheduling policy is fixed at start.
      */
+    @Override
     public void applyLimits(EngineProperties newLimits) {
         if (!newLimits.policy().equals(props.policy())) {
             throw new IllegalArgumentException("strata.scheduler.policy cannot change while serving");
@@ -416,6 +455,23 @@ public final class ServingEngine implements InferenceEngine, AutoCloseable {
         }
         snapshot = new EngineSnapshot(stepsCompleted, runningGauge, waitingGauge, kv.capacity(), u, kv.stats().reading(),
                 requests);
+        if (rank.dataParallel()) {
+            publishRankLoad();
+        }
+    }
+
+    /** Held tokens and, when the prefix cache changed, its block hashes, for the router (engine thread). */
+    private void publishRankLoad() {
+        long held = 0;
+        for (Sequence s : scheduler.all()) {
+            held += s.numComputed();
+        }
+        heldTokens = held;
+        long version = kv.cachedBlocksVersion();
+        if (version != cachedBlocksVersion) {
+            cachedBlocksVersion = version;
+            cachedBlocks = kv.cachedBlocks();
+        }
     }
 
     /** Stops the loop; everything still queued or running finishes with reason ABORT. */

@@ -119,6 +119,32 @@ public final class KvCacheManager {
         return stats;
     }
 
+    /**
+     * Changes whenever a block enters or leaves the prefix cache of the first compressed group (the group
+     * {@link #cachedBlocks} reads). Engine thread only.
+     */
+    public long cachedBlocksVersion() {
+        int g = compressed.anchorGroup();
+        return g < 0 ? 0 : pools.at(bucketOf[g]).indexChanges();
+    }
+
+    /**
+     * The hashes of the blocks the prefix cache holds for the first compressed group, in use or evictable:
+     * what a router needs to guess where a prompt's leading blocks would hit ({@link #match} also requires
+     * the other compressed groups, which normally hold the same blocks). Empty without prefix caching.
+     * Engine thread only; costs a walk over the group's pool, so call it when {@link #cachedBlocksVersion}
+     * changed.
+     */
+    public java.util.Set<BlockHash> cachedBlocks() {
+        int g = compressed.anchorGroup();
+        if (!prefixCaching || g < 0) {
+            return java.util.Set.of();
+        }
+        java.util.Set<BlockHash> out = new java.util.HashSet<>();
+        pools.at(bucketOf[g]).indexedBlocks(g, out);
+        return java.util.Set.copyOf(out);
+    }
+
     /** Requests admitted and not yet freed or preempted. */
     public int liveRequests() {
         return live;

@@ -3,6 +3,7 @@ package io.strata.platform.engine.kv;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.strata.kv.BucketLayout;
 import io.strata.kv.KindLayout;
@@ -41,14 +42,23 @@ public final class KvCacheMetrics implements MeterBinder {
     private final KvLayout layout;
     private final KvCacheStats stats;
     private final Supplier<KvUsage> usage;
+    private final Tags extra;
 
     /**
      * @param usage the latest published page accounting (any thread)
      */
     public KvCacheMetrics(KvLayout layout, KvCacheStats stats, Supplier<KvUsage> usage) {
+        this(layout, stats, usage, Tags.empty());
+    }
+
+    /**
+     * @param extra tags added to every meter ({@code rank} for a data-parallel rank's manager)
+     */
+    public KvCacheMetrics(KvLayout layout, KvCacheStats stats, Supplier<KvUsage> usage, Tags extra) {
         this.layout = layout;
         this.stats = stats;
         this.usage = usage;
+        this.extra = extra;
     }
 
     @Override
@@ -64,35 +74,35 @@ public final class KvCacheMetrics implements MeterBinder {
                         KvUsage.BucketUsage u = s.get().bucket(b.bucket());
                         return u.total() == 0 ? 0 : (double) u.used() / u.total();
                     })
-                    .tags("model", model, "bucket", bucket)
+                    .tags("model", model, "bucket", bucket).tags(extra)
                     .description("Fraction of the bucket's pages referenced by running requests (cached pages count as free)")
                     .strongReference(true).register(registry);
             Gauge.builder("strata.kv.page.bytes", b, BucketLayout::rowBytes)
-                    .tags("model", model, "bucket", bucket).baseUnit("bytes")
+                    .tags("model", model, "bucket", bucket).tags(extra).baseUnit("bytes")
                     .description("Bytes of one page (row) of the bucket").register(registry);
         }
         for (KindLayout k : layout.kinds()) {
             Gauge.builder("strata.kv.kind.pages.in.use", usage, s -> s.get().pagesInUse(k.kind()))
-                    .tags("model", model, "kind", k.kind().metricName(), "bucket", k.bucket().metricName())
+                    .tags("model", model, "kind", k.kind().metricName(), "bucket", k.bucket().metricName()).tags(extra)
                     .description("Pages of this cache kind referenced by running requests").strongReference(true)
                     .register(registry);
         }
         KvCacheStats s = stats;
-        FunctionCounter.builder("strata.kv.prefix.queries", s, KvCacheStats::queries).tags("model", model)
+        FunctionCounter.builder("strata.kv.prefix.queries", s, KvCacheStats::queries).tags("model", model).tags(extra)
                 .baseUnit("tokens").description("Prompt tokens of new requests looked up in the prefix cache").register(registry);
-        FunctionCounter.builder("strata.kv.prefix.hits", s, KvCacheStats::hits).tags("model", model)
+        FunctionCounter.builder("strata.kv.prefix.hits", s, KvCacheStats::hits).tags("model", model).tags(extra)
                 .baseUnit("tokens").description("Prompt tokens served from the prefix cache").register(registry);
-        FunctionCounter.builder("strata.kv.prefix.recomputed", s, KvCacheStats::recomputed).tags("model", model)
+        FunctionCounter.builder("strata.kv.prefix.recomputed", s, KvCacheStats::recomputed).tags("model", model).tags(extra)
                 .baseUnit("tokens").description("Tokens recomputed to rebuild an evicted window on a prefix hit").register(registry);
-        FunctionCounter.builder("strata.kv.preemptions", s, KvCacheStats::preemptions).tags("model", model)
+        FunctionCounter.builder("strata.kv.preemptions", s, KvCacheStats::preemptions).tags("model", model).tags(extra)
                 .description("Requests preempted (all pages released, resumed later)").register(registry);
-        Gauge.builder("strata.kv.prefix.hit.rate", s, KvCacheStats::hitRateLastRequests).tags("model", model)
+        Gauge.builder("strata.kv.prefix.hit.rate", s, KvCacheStats::hitRateLastRequests).tags("model", model).tags(extra)
                 .description("Prefix-cache hits / queries over the last 1,000 new requests").register(registry);
     }
 
     private void page(MeterRegistry registry, String model, String bucket, String state, ToDoubleFunction<KvUsage> f) {
         Gauge.builder("strata.kv.pages", usage, s -> f.applyAsDouble(s.get()))
-                .tags("model", model, "bucket", bucket, "state", state)
+                .tags("model", model, "bucket", bucket, "state", state).tags(extra)
                 .description("Pages of a bucket pool by state").strongReference(true).register(registry);
     }
 }

@@ -42,6 +42,8 @@ final class PagePool {
     private final int head;
     private int free;
     private int cachedFree;
+    /** Counts keys entering or leaving the index, so a reader can tell whether the indexed set changed. */
+    private long indexChanges;
 
     PagePool(PageBucket bucket, int capacity, int groups) {
         if (capacity < 0) {
@@ -99,6 +101,20 @@ final class PagePool {
         return meta[S * page + OWNER];
     }
 
+    /** Changes whenever a key enters or leaves the index. */
+    long indexChanges() {
+        return indexChanges;
+    }
+
+    /** Adds the block hash of every indexed whole-block page of {@code group} to {@code out}. */
+    void indexedBlocks(int group, java.util.Collection<BlockHash> out) {
+        for (CacheKey k : keys) {
+            if (k != null && k.group == group && k.sub == 0) {
+                out.add(k.hash);
+            }
+        }
+    }
+
     CacheKey key(int page) {
         return keys[page];
     }
@@ -115,6 +131,7 @@ final class PagePool {
         long fp = fingerprint(p);
         if (fp != 0) {
             index.remove(fp, p);
+            indexChanges++;
             fingerprint(p, 0);
             keys[p] = null;
             if (windows != null) {
@@ -197,6 +214,7 @@ final class PagePool {
         }
         long fp = PageIndex.fingerprint(key);
         if (index.putIfAbsent(key, fp, page, keys)) {
+            indexChanges++;
             keys[page] = key;
             fingerprint(page, fp);
         }
