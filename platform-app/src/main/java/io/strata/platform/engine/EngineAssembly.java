@@ -9,6 +9,9 @@ import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvCacheMetrics;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.plugins.LoadedBackend;
+import io.strata.platform.workers.RemoteExecutor;
+import io.strata.platform.workers.WorkerLaunch;
+import io.strata.platform.workers.WorkerProperties;
 import io.strata.spi.exec.BackendCapabilities;
 import io.strata.spi.exec.DeviceMemory;
 import io.strata.spi.exec.ExecutionBackend;
@@ -18,6 +21,7 @@ import io.strata.spi.exec.ModelExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -33,6 +37,16 @@ final class EngineAssembly {
     private static final Logger log = LoggerFactory.getLogger(EngineAssembly.class);
 
     private EngineAssembly() {
+    }
+
+    /**
+     * Where the backend runs: in the platform's JVM, or ({@code strata.engine.worker-process}) in a worker process
+     * started from the plugin's jar.
+     *
+     * @param pluginJars the jar of a plugin id, as the plugin host loaded it
+     */
+    record Workers(WorkerProperties props, java.util.function.Function<String, Optional<Path>> pluginJars) {
+        static final Workers IN_PROCESS = new Workers(WorkerProperties.off(), id -> Optional.empty());
     }
 
     /**
@@ -62,9 +76,26 @@ final class EngineAssembly {
     static ServingEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
                                EngineProperties props, KvProperties kvProps, Map<String, String> settings,
                                MeterRegistry registry, ServingBackend serving) {
-        ExecutionBackend exec = (ExecutionBackend) backend.provider();
-        ModelExecutor executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),
-                props.maxNumBatchedTokens(), props.maxNumSeqs(), 0, settings));
+        return start(model, codec, backend, props, kvProps, settings, registry, serving, Workers.IN_PROCESS);
+    }
+
+    /** As above; with {@code workers} on, the backend runs in a supervised worker process ({@link RemoteExecutor}). */
+    static ServingEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
+                               EngineProperties props, KvProperties kvProps, Map<String, String> settings,
+                               MeterRegistry registry, ServingBackend serving, Workers workers) {
+        ModelExecutor executor;
+        if (workers.props().workerProcess()) {
+            Path jar = workers.pluginJars().apply(backend.pluginId()).orElseThrow(() -> new IllegalStateException(
+                    "backend '" + backend.pluginId() + "' has no plugin jar to start a worker process from"));
+            WorkerLaunch launch = new WorkerLaunch("worker-0", jar, backend.pluginId(), model.dir(), model.card().id(),
+                    props.maxNumBatchedTokens(), props.maxNumSeqs(), settings,
+                    WorkerLaunch.parseOptions(workers.props().workerJvmOptions()));
+            executor = RemoteExecutor.start(launch, model.config(), workers.props(), registry, serving::worker);
+        } else {
+            ExecutionBackend exec = (ExecutionBackend) backend.provider();
+            executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),
+                    props.maxNumBatchedTokens(), props.maxNumSeqs(), 0, settings));
+        }
         KvLayout layout;
         KvPoolSizes sizes;
         KvPools pools;
@@ -100,7 +131,8 @@ final class EngineAssembly {
                 backend.pluginId(), deviceName, executor.weightBytes() >> 20, pools.pages(), pools.totalBytes() >> 20,
                 budget >> 20);
         ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(backend.pluginId(),
-                executor, device.isPresent() ? serving::deviceMemory : null), registry, executor::close);
+                executor, device.isPresent() ? serving::deviceMemory : null,
+                executor instanceof RemoteExecutor remote ? () -> remote.takeKvLoss() : Optional::empty), registry, executor::close);
         new KvCacheMetrics(layout, manager.stats(), engine::kvUsage).bindTo(registry);
         serving.chose(new ServingBackend.Serving(backend.pluginId(), backend.provider().identity().name(), deviceName, rows),
                 device.orElse(null));

@@ -9,6 +9,7 @@ import io.strata.platform.plugins.LoadedBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.plugins.PluginView;
 import io.strata.platform.tokenizer.ModelTokenizer;
+import io.strata.platform.workers.WorkerProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -48,7 +49,7 @@ public class EngineConfiguration {
     @Bean(destroyMethod = "close")
     InferenceEngine inferenceEngine(ModelProperties modelProps, EngineProperties engineProps, KvProperties kvProps,
                                     PluginHost plugins, MeterRegistry registry, ServingBackend serving, Environment env,
-                                    @Value("${strata.models.dir:}") String modelsDir) {
+                                    @Value("${strata.models.dir:}") String modelsDir, WorkerProperties workerProps) {
         Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
         ServedModel model;
         try {
@@ -64,7 +65,8 @@ public class EngineConfiguration {
         TokenizerCodec codec = new TokenizerCodec(model.tokenizer());
         BackendChoice choice = BackendChoice.of(plugins.availableBackends(), BackendSettings.requested(env),
                 unavailable(plugins.plugins()));
-        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving);
+        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving,
+                new EngineAssembly.Workers(workerProps, plugins::pluginJar));
     }
 
     /** Installed plugins that cannot serve here, with why: not started, or no backend whose probe said available. */
@@ -92,6 +94,17 @@ public class EngineConfiguration {
     static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
                                           MeterRegistry registry, ServingBackend serving) {
+        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving,
+                EngineAssembly.Workers.IN_PROCESS);
+    }
+
+    /**
+     * As above, with the backend in a worker process when {@code workers} says so; a worker that cannot start
+     * counts as a backend that cannot load the model (same fallback, same offline reason).
+     */
+    static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
+                                          Environment env, EngineProperties engineProps, KvProperties kvProps,
+                                          MeterRegistry registry, ServingBackend serving, EngineAssembly.Workers workers) {
         if (choice.offlineReason() != null) {
             log.warn("Engine offline: {}", choice.offlineReason());
             return new OfflineEngine(model.card(), codec, choice.offlineReason());
@@ -102,7 +115,7 @@ public class EngineConfiguration {
             LoadedBackend backend = candidates.get(i);
             try {
                 InferenceEngine engine = EngineAssembly.start(model, codec, backend, engineProps, kvProps,
-                        BackendSettings.of(env, backend.pluginId()), registry, serving);
+                        BackendSettings.of(env, backend.pluginId()), registry, serving, workers);
                 serving.skipped(skipped);
                 return engine;
             } catch (RuntimeException | LinkageError e) {
