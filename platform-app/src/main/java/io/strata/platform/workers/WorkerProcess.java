@@ -195,7 +195,8 @@ final class WorkerProcess implements AutoCloseable {
                 String line;
                 while ((line = r.readLine()) != null) {
                     log.info("[{}] {}", name, line);
-                    if (keepTail && !line.isBlank()) {
+                    // the JVM's notice about the incubating vector API is on every worker's stderr: not a clue
+                    if (keepTail && !line.isBlank() && !line.startsWith("WARNING: Using incubator modules")) {
                         synchronized (stderrTail) {
                             if (stderrTail.size() == TAIL_LINES) {
                                 stderrTail.removeFirst();
