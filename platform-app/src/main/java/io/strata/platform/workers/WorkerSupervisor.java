@@ -217,7 +217,9 @@ final class WorkerSupervisor implements AutoCloseable {
             }
             w.close();
         }
-        publish("stopped");
+        if (w != null) {
+            publish("stopped");
+        }
     }
 
     @Override
