@@ -2,6 +2,7 @@ package io.strata.platform.engine;
 
 import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.kv.PageTable;
+import io.strata.platform.workers.RemoteExecutor;
 import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.DeviceMemory;
 import io.strata.spi.exec.ModelExecutor;
@@ -11,6 +12,8 @@ import io.strata.spi.exec.StepResult;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -30,6 +33,7 @@ final class BackendStepRunner implements StepRunner {
     private final ModelExecutor executor;
     private final int vocab;
     private final Consumer<DeviceMemory> deviceMemory;
+    private final Supplier<Optional<String>> kvLoss;
     private long lastDeviceRead = System.nanoTime();
 
     /**
@@ -37,10 +41,22 @@ final class BackendStepRunner implements StepRunner {
      * @param deviceMemory receives {@link ModelExecutor#deviceMemory()} snapshots; null for a host-memory backend
      */
     BackendStepRunner(String backendId, ModelExecutor executor, Consumer<DeviceMemory> deviceMemory) {
+        this(backendId, executor, deviceMemory, Optional::empty);
+    }
+
+    /** @param kvLoss reports the executor's KV loss ({@link RemoteExecutor#takeKvLoss()}) */
+    BackendStepRunner(String backendId, ModelExecutor executor, Consumer<DeviceMemory> deviceMemory,
+                      Supplier<Optional<String>> kvLoss) {
+        this.kvLoss = kvLoss;
         this.backendId = backendId;
         this.executor = executor;
         this.vocab = executor.config().vocabSize();
         this.deviceMemory = deviceMemory;
+    }
+
+    @Override
+    public Optional<String> kvLost() {
+        return kvLoss.get();
     }
 
     @Override

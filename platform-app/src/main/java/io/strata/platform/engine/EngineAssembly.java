@@ -9,6 +9,9 @@ import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvCacheMetrics;
 import io.strata.platform.engine.kv.KvPoolSizes;
 import io.strata.platform.plugins.LoadedBackend;
+import io.strata.platform.workers.RemoteExecutor;
+import io.strata.platform.workers.WorkerLaunch;
+import io.strata.platform.workers.WorkerProperties;
 import io.strata.spi.exec.BackendCapabilities;
 import io.strata.spi.exec.DeviceMemory;
 import io.strata.spi.exec.ExecutionBackend;
@@ -18,6 +21,7 @@ import io.strata.spi.exec.ModelExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -33,6 +37,16 @@ final class EngineAssembly {
     private static final Logger log = LoggerFactory.getLogger(EngineAssembly.class);
 
     private EngineAssembly() {
+    }
+
+    /**
+     * Where the backend runs: in the platform's JVM, or ({@code strata.engine.worker-process}) in a worker process
+     * started from the plugin's jar.
+     *
+     * @param pluginJars the jar of a plugin id, as the plugin host loaded it
+     */
+    record Workers(WorkerProperties props, java.util.function.Function<String, Optional<Path>> pluginJars) {
+        static final Workers IN_PROCESS = new Workers(WorkerProperties.off(), id -> Optional.empty());
     }
 
     /**
@@ -62,28 +76,31 @@ final class EngineAssembly {
     static ServingEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
                                EngineProperties props, KvProperties kvProps, Map<String, String> settings,
                                MeterRegistry registry, ServingBackend serving) {
-        return startRank(model, codec, backend, props, kvProps, settings, registry, serving, EngineRank.SINGLE, new long[1]);
+        return startRank(model, codec, backend, props, kvProps, settings, registry, serving, EngineRank.SINGLE,
+                new long[1], Workers.IN_PROCESS);
     }
 
     /**
      * Starts {@code ranks} engines on {@code backend} behind one {@link DataParallelEngine}; with one rank, the
-     * single engine of {@link #start}. Each rank loads its own executor and allocates its own pools; the KV
-     * budget of a rank is the first rank's offer divided by the ranks (they share one host or device here), and
-     * {@code strata.kv.memory-bytes}, when set, is the total over all ranks. If a rank fails to start, the ranks
-     * already started are closed and the exception is rethrown.
+     * single engine. Each rank loads its own executor — in the platform's JVM, or with {@code workers} on in a
+     * supervised worker process of its own ({@code worker-<rank>}, {@link RemoteExecutor}) — and allocates its
+     * own pools; the KV budget of a rank is the first rank's offer divided by the ranks (they share one host or
+     * device here), and {@code strata.kv.memory-bytes}, when set, is the total over all ranks. If a rank fails to
+     * start, the ranks already started are closed and the exception is rethrown.
      */
     static InferenceEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
                                  EngineProperties props, KvProperties kvProps, Map<String, String> settings,
-                                 MeterRegistry registry, ServingBackend serving, int ranks) {
+                                 MeterRegistry registry, ServingBackend serving, int ranks, Workers workers) {
         if (ranks == 1) {
-            return start(model, codec, backend, props, kvProps, settings, registry, serving);
+            return startRank(model, codec, backend, props, kvProps, settings, registry, serving, EngineRank.SINGLE,
+                    new long[1], workers);
         }
         List<ServingEngine> started = new ArrayList<>();
         long[] firstOffer = new long[1];
         try {
             for (int r = 0; r < ranks; r++) {
                 started.add(startRank(model, codec, backend, props, kvProps, settings, registry, serving,
-                        new EngineRank(r, ranks), firstOffer));
+                        new EngineRank(r, ranks), firstOffer, workers));
             }
         } catch (RuntimeException | Error e) {
             for (ServingEngine s : started) {
@@ -105,10 +122,20 @@ final class EngineAssembly {
     private static ServingEngine startRank(EngineConfiguration.ServedModel model, TokenizerCodec codec,
                                            LoadedBackend backend, EngineProperties props, KvProperties kvProps,
                                            Map<String, String> settings, MeterRegistry registry, ServingBackend serving,
-                                           EngineRank rank, long[] firstOffer) {
-        ExecutionBackend exec = (ExecutionBackend) backend.provider();
-        ModelExecutor executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),
-                props.maxNumBatchedTokens(), props.maxNumSeqs(), 0, settings));
+                                           EngineRank rank, long[] firstOffer, Workers workers) {
+        ModelExecutor executor;
+        if (workers.props().workerProcess()) {
+            Path jar = workers.pluginJars().apply(backend.pluginId()).orElseThrow(() -> new IllegalStateException(
+                    "backend '" + backend.pluginId() + "' has no plugin jar to start a worker process from"));
+            WorkerLaunch launch = new WorkerLaunch("worker-" + rank.index(), jar, backend.pluginId(), model.dir(),
+                    model.card().id(), props.maxNumBatchedTokens(), props.maxNumSeqs(), settings,
+                    WorkerLaunch.parseOptions(workers.props().workerJvmOptions()));
+            executor = RemoteExecutor.start(launch, model.config(), workers.props(), registry, serving::worker);
+        } else {
+            ExecutionBackend exec = (ExecutionBackend) backend.provider();
+            executor = exec.load(model.config(), model.checkpoint(), new LoadOptions(model.card().id(),
+                    props.maxNumBatchedTokens(), props.maxNumSeqs(), 0, settings));
+        }
         KvLayout layout;
         KvPoolSizes sizes;
         KvPools pools;
@@ -150,7 +177,9 @@ final class EngineAssembly {
                 backend.pluginId(), deviceName, rank.dataParallel() ? " rank " + rank.index() + "/" + rank.count() : "",
                 executor.weightBytes() >> 20, pools.pages(), pools.totalBytes() >> 20, budget >> 20);
         ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(backend.pluginId(),
-                executor, device.isPresent() ? serving::deviceMemory : null), registry, executor::close, rank);
+                executor, device.isPresent() ? serving::deviceMemory : null,
+                executor instanceof RemoteExecutor remote ? () -> remote.takeKvLoss() : Optional::empty), registry,
+                executor::close, rank);
         new KvCacheMetrics(layout, manager.stats(), engine::kvUsage, rank.meterTags()).bindTo(registry);
         if (rank.index() > 0) {
             return engine;

@@ -9,6 +9,7 @@ import io.strata.platform.plugins.LoadedBackend;
 import io.strata.platform.plugins.PluginHost;
 import io.strata.platform.plugins.PluginView;
 import io.strata.platform.tokenizer.ModelTokenizer;
+import io.strata.platform.workers.WorkerProperties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
@@ -47,8 +48,9 @@ public class EngineConfiguration {
 
     @Bean(destroyMethod = "close")
     InferenceEngine inferenceEngine(ModelProperties modelProps, EngineProperties engineProps, KvProperties kvProps,
-                                    DataParallelProperties dataParallel, PluginHost plugins, MeterRegistry registry, ServingBackend serving, Environment env,
-                                    @Value("${strata.models.dir:}") String modelsDir) {
+                                    DataParallelProperties dataParallel, PluginHost plugins, MeterRegistry registry,
+                                    ServingBackend serving, Environment env,
+                                    @Value("${strata.models.dir:}") String modelsDir, WorkerProperties workerProps) {
         Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
         ServedModel model;
         try {
@@ -65,7 +67,7 @@ public class EngineConfiguration {
         BackendChoice choice = BackendChoice.of(plugins.availableBackends(), BackendSettings.requested(env),
                 unavailable(plugins.plugins()));
         return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving,
-                dataParallel.dataParallelSize());
+                dataParallel.dataParallelSize(), new EngineAssembly.Workers(workerProps, plugins::pluginJar));
     }
 
     /** Installed plugins that cannot serve here, with why: not started, or no backend whose probe said available. */
@@ -93,13 +95,19 @@ public class EngineConfiguration {
     static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
                                           MeterRegistry registry, ServingBackend serving) {
-        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving, 1);
+        return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving, 1,
+                EngineAssembly.Workers.IN_PROCESS);
     }
 
-    /** Like the single-engine form, with {@code ranks} data-parallel ranks on the backend that loads the model. */
+    /**
+     * Like the single-engine form, with {@code ranks} data-parallel ranks on the backend that loads the model, each
+     * in a worker process of its own when {@code workers} says so; a worker that cannot start counts as a backend
+     * that cannot load the model (same fallback, same offline reason).
+     */
     static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
-                                          MeterRegistry registry, ServingBackend serving, int ranks) {
+                                          MeterRegistry registry, ServingBackend serving, int ranks,
+                                          EngineAssembly.Workers workers) {
         if (choice.offlineReason() != null) {
             log.warn("Engine offline: {}", choice.offlineReason());
             return new OfflineEngine(model.card(), codec, choice.offlineReason());
@@ -110,7 +118,7 @@ public class EngineConfiguration {
             LoadedBackend backend = candidates.get(i);
             try {
                 InferenceEngine engine = EngineAssembly.start(model, codec, backend, engineProps, kvProps,
-                        BackendSettings.of(env, backend.pluginId()), registry, serving, ranks);
+                        BackendSettings.of(env, backend.pluginId()), registry, serving, ranks, workers);
                 serving.skipped(skipped);
                 return engine;
             } catch (RuntimeException | LinkageError e) {

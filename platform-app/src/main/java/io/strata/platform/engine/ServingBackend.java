@@ -1,5 +1,6 @@
 package io.strata.platform.engine;
 
+import io.strata.platform.workers.WorkerState;
 import io.strata.spi.exec.DeviceMemory;
 import org.springframework.stereotype.Component;
 
@@ -47,6 +48,7 @@ public class ServingBackend {
     private volatile Serving serving;
     private volatile List<Skipped> skipped = List.of();
     private volatile DeviceMemory deviceMemory;
+    private volatile WorkerState worker;
 
     void chose(Serving serving, DeviceMemory memory) {
         this.deviceMemory = memory;
@@ -60,6 +62,16 @@ public class ServingBackend {
     /** The executor's device memory as last read on the engine thread (never read from a web thread). */
     void deviceMemory(DeviceMemory memory) {
         this.deviceMemory = memory;
+    }
+
+    /** Published by the worker supervisor on every change of its worker (start, crash, restart, stop). */
+    void worker(WorkerState state) {
+        this.worker = state;
+    }
+
+    /** The worker process that runs the backend; empty when the backend runs inside the platform. */
+    public Optional<WorkerState> worker() {
+        return Optional.ofNullable(worker);
     }
 
     public Optional<String> pluginId() {

@@ -10,6 +10,7 @@ import io.strata.platform.engine.sampling.Logprobs;
 import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.Sampler;
 import io.strata.platform.engine.sampling.StopStringMatcher;
+import io.strata.platform.workers.WorkerCrashedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -297,6 +298,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
     }
 
     private void step() {
+        executor.kvLost().ifPresent(this::kvLost);
         Scheduler.Plan plan = scheduler.schedule();
         if (!plan.preempted().isEmpty()) {
             metrics.preempted(plan.preempted().size());
@@ -328,7 +330,12 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         } catch (RuntimeException | Error e) {
             metrics.stepFailed();
             consecutiveFailures++;
-            log.error("Backend step failed ({} sequences affected)", plan.chunks().size(), e);
+            if (e.getCause() instanceof WorkerCrashedException) {
+                // expected on this path (the supervisor has logged the crash and restarts the worker): no stack trace
+                log.warn("Backend step failed ({} sequences affected): {}", plan.chunks().size(), e.getMessage());
+            } else {
+                log.error("Backend step failed ({} sequences affected)", plan.chunks().size(), e);
+            }
             boolean down = consecutiveFailures >= FAILED_STEPS_BEFORE_DOWN;
             if (down) {
                 // before any stream ends, so a client that sees the error also sees health DOWN
@@ -381,6 +388,21 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
             accept(s, t);
         }
         publishGauges();
+    }
+
+    /**
+     * The backend's KV pools were replaced by empty ones (its worker restarted): every sequence holding pages
+     * fails, and the prefix cache is dropped so that no later request hits a page computed before. Waiting and
+     * preempted sequences hold no pages and are kept.
+     */
+    private void kvLost(String why) {
+        for (Sequence s : scheduler.all()) {
+            if (s.kv().state() == KvRequest.State.RUNNING) {
+                finish(s, FinishReason.ERROR, null, "backend error: " + why);
+            }
+        }
+        int dropped = kv.dropPrefixCache();
+        log.warn("The backend lost its KV cache: failed the running requests and dropped {} cached pages ({})", dropped, why);
     }
 
     private void accept(Sequence s, SampledToken t) {

@@ -36,6 +36,14 @@ public interface StepRunner {
 
     Output execute(List<Chunk> chunks);
 
+    /**
+     * Once per loss, why the backend's KV contents are gone (its worker process crashed and restarted with
+     * empty pools); empty normally. The engine asks before planning each step.
+     */
+    default java.util.Optional<String> kvLost() {
+        return java.util.Optional.empty();
+    }
+
     /** Vocabulary (logits row length). */
     int vocab();
 }

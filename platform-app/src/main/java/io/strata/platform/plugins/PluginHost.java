@@ -265,6 +265,12 @@ public class PluginHost implements InitializingBean, DisposableBean {
     }
 
     /** Backends that can run a model here, from started plugins whose probe said available. */
+    /** The jar a loaded plugin came from (a worker process loads it again on its own). */
+    public Optional<java.nio.file.Path> pluginJar(String pluginId) {
+        PluginWrapper plugin = manager.getPlugin(pluginId);
+        return plugin == null ? Optional.empty() : Optional.of(plugin.getPluginPath());
+    }
+
     public List<LoadedBackend> availableBackends() {
         List<LoadedBackend> ready = new ArrayList<>();
         for (PluginWrapper plugin : manager.getStartedPlugins()) {

@@ -433,6 +433,28 @@ public final class KvCacheManager {
         }
     }
 
+    /**
+     * Forgets the whole prefix cache, for when the backend's KV bytes are gone (a worker process restarted with
+     * fresh pools): no later request may hit a page computed before. Call with no request holding pages (fail
+     * or free the running ones first); waiting and preempted requests keep their hashes and simply miss.
+     *
+     * @return pages that held cached content
+     * @throws IllegalStateException while a request still holds pages
+     */
+    public int dropPrefixCache() {
+        if (live > 0) {
+            throw new IllegalStateException(live + " requests still hold pages; free them before dropping the prefix cache");
+        }
+        int dropped = 0;
+        for (PageBucket b : PageBucket.values()) {
+            PagePool p = pools.of(b);
+            if (p != null) {
+                dropped += p.dropCached();
+            }
+        }
+        return dropped;
+    }
+
     // ---------------------------------------------------------------- accounting
 
     /** Page accounting now, as an immutable snapshot (take it on the engine thread, read it anywhere). */

@@ -239,6 +239,41 @@ final class PagePool {
         }
     }
 
+    /**
+     * Forgets every cached content (the backend lost the bytes, e.g. its worker process restarted): every page
+     * leaves the prefix index, window attachments are dropped, and cached free pages become plain free pages at
+     * the front of the free list. Generations are bumped so no (page, generation) name survives. Returns how
+     * many pages held cached content.
+     */
+    int dropCached() {
+        int dropped = 0;
+        for (int p = 0; p < capacity; p++) {
+            int m = S * p;
+            long fp = fingerprint(p);
+            if (fp == 0 && meta[m + HELD] == 0) {
+                continue;
+            }
+            if (fp != 0) {
+                index.remove(fp, p);
+                fingerprint(p, 0);
+                keys[p] = null;
+            }
+            if (windows != null) {
+                windows[p] = null;
+            }
+            meta[m + HELD] = 0;
+            meta[m + GEN]++;
+            if (meta[m + REFS] == 0) {
+                cachedFree--;
+                unlink(p);
+                meta[m + OWNER] = -1;
+                linkBefore(p, meta[S * head + NEXT]);
+            }
+            dropped++;
+        }
+        return dropped;
+    }
+
     private long fingerprint(int page) {
         return ((long) meta[S * page + FP_HI] << 32) | (meta[S * page + FP_LO] & 0xFFFF_FFFFL);
     }

@@ -187,6 +187,30 @@ class KvCacheManagerTest {
     }
 
     @Test
+    void droppingThePrefixCacheForgetsEveryHitAndFreesTheCachedPagesForReuse() {
+        KvCacheManager m = roomy();
+        int[] a = tokens(600, 4);
+        KvRequest first = run(m, a, 256, 344);
+        assertThatThrownBy(m::dropPrefixCache).as("a running request still holds pages")
+                .isInstanceOf(IllegalStateException.class);
+        m.free(first);
+        assertThat(m.usage().bucket(PageBucket.LARGE).cached()).isPositive();
+
+        assertThat(m.dropPrefixCache()).isPositive();
+        for (PageBucket b : FLASH.buckets().stream().map(io.strata.kv.BucketLayout::bucket).toList()) {
+            assertThat(m.usage().bucket(b).cached()).as(b + " cached").isZero();
+            assertThat(m.usage().bucket(b).used()).as(b + " used").isZero();
+        }
+        KvRequest again = m.newRequest("again", a, null);
+        PrefixMatch miss = m.match(again);
+        assertThat(miss.computeFrom()).as("no hit on content computed before the drop").isZero();
+        m.free(again);
+        m.free(run(m, a, 256, 344));
+        KvRequest third = m.newRequest("third", a, null);
+        assertThat(m.match(third).computeFrom()).as("content computed after the drop is cached again").isPositive();
+    }
+
+    @Test
     void saltsAndModelsNeverShare() {
         KvCacheManager m = roomy();
         int[] a = tokens(600, 5);

@@ -1,0 +1,229 @@
+package io.strata.platform.workers;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Owns one worker process's life: starts it, notices its death (process exit, end of channel, a step that
+ * outlived its timeout and was killed), reports it (one WARN line, {@code strata_worker_restarts_total}, the
+ * published {@link WorkerState}) and restarts it on its own thread, running the restart hook (re-allocating
+ * the KV pools) before the new worker serves. Three failed restart attempts in a row leave it {@code failed}.
+ */
+final class WorkerSupervisor implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WorkerSupervisor.class);
+    private static final int RESTART_ATTEMPTS = 3;
+
+    private final WorkerLaunch launch;
+    private final Duration startTimeout;
+    private final Counter restartsCounter;
+    private final Consumer<WorkerState> publish;
+    private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2,
+            Thread.ofPlatform().daemon().name("strata-worker-supervisor-", 0).factory());
+    private final Object lock = new Object();
+    private volatile Consumer<WorkerProcess> onRestart = w -> { };
+    // guarded by lock
+    private WorkerProcess current;
+    private boolean closing;
+    private String failure;
+    private volatile int deaths;
+    private volatile int restarts;
+    private volatile String lastCrash;
+    private volatile Instant lastCrashAt;
+
+    WorkerSupervisor(WorkerLaunch launch, Duration startTimeout, MeterRegistry registry, Consumer<WorkerState> publish) {
+        this.launch = launch;
+        this.startTimeout = startTimeout;
+        this.publish = publish;
+        this.restartsCounter = Counter.builder("strata.worker_restarts").tag("worker", launch.name())
+                .description("Worker processes that crashed and were restarted").register(registry);
+    }
+
+    /** First start, on the caller's thread; throws (with the exit code and stderr) when the worker cannot start. */
+    void start() {
+        WorkerProcess w = WorkerProcess.start(launch, startTimeout);
+        synchronized (lock) {
+            current = w;
+        }
+        watch(w);
+        log.info("{} serves backend '{}' (pid {})", launch.name(), launch.pluginId(), w.pid());
+        publish("running");
+    }
+
+    /** Runs before a restarted worker serves (the remote executor re-allocates its KV pools). */
+    void onRestart(Consumer<WorkerProcess> hook) {
+        this.onRestart = hook;
+    }
+
+    /** Crashes noticed so far; a change means the worker's KV is gone. */
+    int deaths() {
+        return deaths;
+    }
+
+    String lastCrash() {
+        return lastCrash;
+    }
+
+    /**
+     * The serving worker, waiting up to {@code timeout} while a restart is under way.
+     *
+     * @throws IllegalStateException when restarts gave up, the platform is closing, or the wait timed out
+     */
+    WorkerProcess ready(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (lock) {
+            while (true) {
+                if (closing) {
+                    throw new IllegalStateException(launch.name() + " is shutting down");
+                }
+                if (failure != null) {
+                    throw new IllegalStateException(launch.name() + " is down: " + failure);
+                }
+                if (current != null && !current.dead()) {
+                    return current;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException(launch.name() + " is still restarting after " + timeout.toSeconds() + " s");
+                }
+                try {
+                    lock.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted waiting for " + launch.name(), e);
+                }
+            }
+        }
+    }
+
+    /** Kills {@code w} as hung unless the returned future is cancelled within {@code timeout}. */
+    ScheduledFuture<?> watchdog(WorkerProcess w, Duration timeout) {
+        return timer.schedule(() -> w.kill("a step ran over " + timeout.toSeconds() + " s (strata.engine.worker-step-timeout)"),
+                timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Records that {@code w} is gone (idempotent: the first caller describes and reports it, later ones get the
+     * same description) and starts a restart. Returns the message for the failed call.
+     */
+    String died(WorkerProcess w) {
+        if (!w.markDead()) {
+            return w.ended().join();
+        }
+        synchronized (lock) {
+            if (closing) {
+                w.ended().complete(launch.name() + " stopped with the platform");
+                return w.ended().join();
+            }
+        }
+        String message = launch.name() + " (backend '" + launch.pluginId() + "', pid " + w.pid() + ") crashed: "
+                + w.describeEnd();
+        lastCrash = message;
+        lastCrashAt = Instant.now();
+        deaths++;
+        restartsCounter.increment();
+        log.warn("{}; restarting it (its in-flight requests failed, its KV cache is lost)", message);
+        publish("restarting");
+        w.ended().complete(message);
+        w.close();
+        timer.execute(this::restart);
+        return message;
+    }
+
+    private void watch(WorkerProcess w) {
+        w.process().onExit().thenRun(() -> died(w));
+    }
+
+    private void restart() {
+        for (int attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
+            WorkerProcess w = null;
+            try {
+                w = WorkerProcess.start(launch, startTimeout);
+                onRestart.accept(w);
+                synchronized (lock) {
+                    if (closing) {
+                        w.close();
+                        return;
+                    }
+                    current = w;
+                    restarts++;
+                    lock.notifyAll();
+                }
+                watch(w);
+                log.info("{} restarted (pid {}, restart {})", launch.name(), w.pid(), restarts);
+                publish("running");
+                return;
+            } catch (RuntimeException e) {
+                if (w != null) {
+                    w.close();
+                }
+                log.warn("{} restart attempt {} of {} failed: {}", launch.name(), attempt, RESTART_ATTEMPTS, e.getMessage());
+                synchronized (lock) {
+                    if (closing) {
+                        return;
+                    }
+                }
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+        synchronized (lock) {
+            failure = "restart failed " + RESTART_ATTEMPTS + " times; last crash: " + lastCrash;
+            lock.notifyAll();
+        }
+        log.error("{} is down: {}", launch.name(), failure);
+        publish("failed");
+    }
+
+    private void publish(String state) {
+        WorkerProcess w;
+        synchronized (lock) {
+            w = current;
+        }
+        long pid = w != null && !w.dead() ? w.pid() : 0;
+        publish.accept(new WorkerState(launch.name(), pid, state, restarts, lastCrash, lastCrashAt));
+    }
+
+    /** Stops supervising: {@code goodbye} asks the worker to exit, then it is killed if it has not. */
+    void close(Consumer<WorkerProcess> goodbye) {
+        WorkerProcess w;
+        synchronized (lock) {
+            closing = true;
+            w = current;
+            lock.notifyAll();
+        }
+        timer.shutdownNow();
+        if (w != null && !w.dead()) {
+            try {
+                goodbye.accept(w);
+                w.process().waitFor(5, TimeUnit.SECONDS);
+            } catch (RuntimeException e) {
+                log.debug("{} did not close cleanly: {}", launch.name(), e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            w.close();
+        }
+        if (w != null) {
+            publish("stopped");
+        }
+    }
+
+    @Override
+    public void close() {
+        close(w -> { });
+    }
+}
