@@ -121,7 +121,8 @@ public final class CudaExecutor implements ModelExecutor {
         return new CudaExecutor(config, device, store, model, caps, StepStreams.create(streamCount), graphSettings);
     }
 
-    private static long[] memInfo() {
+    /** {free, total} device bytes now. */
+    static long[] memInfo() {
         long[] free = new long[1];
         long[] total = new long[1];
         CudaRuntime.check(CudaNative.strata_cuda_mem_info(free, total), "cudaMemGetInfo");
@@ -156,8 +157,7 @@ public final class CudaExecutor implements ModelExecutor {
         closeKv();
         kv = new DeviceKvCache(layout, pages);
         if (graphSettings.enabled()) {
-            graphs = new DecodeGraphs(model, kv, streams, logitHost);
-            graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budgetMillis());
+            captureGraphs();
         }
         return new KvPools(layout, kv.pages(), kv.bytes());
     }
@@ -245,9 +245,14 @@ public final class CudaExecutor implements ModelExecutor {
         graphSettings = new GraphSettings(graphsOn, graphSettings.maxBatch(), graphSettings.maxContext(),
             graphSettings.budgetMillis());
         if (graphsOn && kv != null) {
-            graphs = new DecodeGraphs(model, kv, streams, logitHost);
-            graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budgetMillis());
+            captureGraphs();
         }
+    }
+
+    /** Decode graphs over the current pools and streams, as {@link #graphSettings} asks. */
+    private void captureGraphs() {
+        graphs = new DecodeGraphs(model, kv, streams, logitHost);
+        graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budgetMillis());
     }
 
     /** Benchmarks: every KV page holds small random entries, as if a long context had been prefilled. */

@@ -78,10 +78,7 @@ final class DecodeGraphs implements AutoCloseable {
         List<Integer> batches = batchLadder(maxBatch);
         List<Integer> contexts = contextLadder(maxContext);
         long t0 = System.nanoTime();
-        long[] free = new long[1];
-        long[] total = new long[1];
-        CudaRuntime.check(CudaNative.strata_cuda_mem_info(free, total), "cudaMemGetInfo");
-        long freeBefore = free[0];
+        long freeBefore = CudaExecutor.memInfo()[0];
         int count = 0;
         String stopped = null;
         try {
@@ -111,11 +108,11 @@ final class DecodeGraphs implements AutoCloseable {
             log.warn("CUDA graph capture stopped after {} graphs, the rest of the decode shapes run eagerly: {}",
                 count, e.getMessage());
         }
-        CudaRuntime.check(CudaNative.strata_cuda_mem_info(free, total), "cudaMemGetInfo");
+        long freeAfter = CudaExecutor.memInfo()[0];
         long millis = (System.nanoTime() - t0) / 1_000_000;
         int capturedBatch = graphs.isEmpty() ? 0 : graphs.firstEntry().getValue().lastKey();
         int capturedContext = graphs.isEmpty() ? 0 : graphs.lastKey();
-        summary = new GraphCapture(count, capturedBatch, capturedContext, millis, Math.max(0, freeBefore - free[0]),
+        summary = new GraphCapture(count, capturedBatch, capturedContext, millis, Math.max(0, freeBefore - freeAfter),
             stopped);
         log.info("CUDA graphs: {} decode shapes (batch <= {}, context <= {}) captured in {} ms, {} MiB{}", count,
             capturedBatch, capturedContext, millis, summary.bytes() >> 20, stopped == null ? "" : " (" + stopped + ")");

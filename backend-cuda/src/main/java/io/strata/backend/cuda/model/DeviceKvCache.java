@@ -1,8 +1,10 @@
 package io.strata.backend.cuda.model;
 
+import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.DeviceBuffer;
 import io.strata.backend.cuda.EntryLayout;
 import io.strata.backend.cuda.FusedKernels;
+import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.kv.BucketLayout;
 import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
@@ -96,10 +98,10 @@ final class DeviceKvCache implements AutoCloseable {
      */
     void fillRandom(long seed) {
         for (var e : buffers.entrySet()) {
-            io.strata.backend.cuda.CudaRuntime.check(io.strata.backend.cuda.nat.CudaNative.strata_fill_random(
+            CudaRuntime.check(CudaNative.strata_fill_random(
                 e.getValue().address(), e.getValue().bytes(), seed + e.getKey().ordinal(), 0x37, 0), "fill " + e.getKey());
         }
-        io.strata.backend.cuda.CudaRuntime.check(io.strata.backend.cuda.nat.CudaNative.strata_cuda_synchronize(), "fill");
+        CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "fill");
     }
 
     @Override

@@ -233,15 +233,7 @@ final class StepPlan {
             arrays.put("stagingSlots", staging);
             tableStrides = new int[layout.groups().size()];
             for (KindGroup g : layout.groups()) {
-                int stride = 1;
-                for (SequenceChunk c : cs) {
-                    if (g.id() < c.blockTables().length && c.blockTables()[g.id()] != null) {
-                        stride = Math.max(stride, c.blockTables()[g.id()].end());
-                    }
-                }
-                if (capacity != null) {
-                    stride = capacity.stride(layout, g);
-                }
+                int stride = capacity != null ? capacity.stride(layout, g) : widestTable(cs, g);
                 int[] table = new int[chunks * stride];
                 java.util.Arrays.fill(table, -1);
                 for (int s = 0; s < real; s++) {
@@ -264,6 +256,17 @@ final class StepPlan {
                 arrays.put("rope" + i + "c4", RopeTables.cosSin(freqs, shifted(pos, 3)));
                 arrays.put("rope" + i + "c128", RopeTables.cosSin(freqs, shifted(pos, 127)));
             }
+        }
+
+        /** The longest of the chunks' block tables of group {@code g} (at least 1). */
+        private static int widestTable(List<SequenceChunk> cs, KindGroup g) {
+            int stride = 1;
+            for (SequenceChunk c : cs) {
+                if (g.id() < c.blockTables().length && c.blockTables()[g.id()] != null) {
+                    stride = Math.max(stride, c.blockTables()[g.id()].end());
+                }
+            }
+            return stride;
         }
 
         private static int[] shifted(int[] pos, int by) {

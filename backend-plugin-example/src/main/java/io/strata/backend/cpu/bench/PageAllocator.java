@@ -26,15 +26,7 @@ public final class PageAllocator {
 
     /** Pages each bucket needs for {@code sequences} sequences of {@code positions} (no window release, no sharing). */
     public static Map<PageBucket, Integer> pagesNeeded(KvLayout layout, int positions, int sequences) {
-        Map<PageBucket, Integer> need = new EnumMap<>(PageBucket.class);
-        for (var b : layout.buckets()) {
-            need.put(b.bucket(), 0);
-        }
-        for (KindGroup g : layout.groups()) {
-            int pages = (int) layout.kindOf(g).pageIndex(positions - 1) + 1;
-            need.merge(g.bucket(), pages * sequences, Integer::sum);
-        }
-        return need;
+        return pagesNeeded(layout, positions, sequences, 0);
     }
 
     /**
@@ -77,16 +69,7 @@ public final class PageAllocator {
 
     /** Fresh tables mapping every virtual page that positions {@code [0, end)} touch. */
     public int[][] tables(int end) {
-        int[][] t = new int[layout.groups().size()][];
-        for (KindGroup g : layout.groups()) {
-            KindLayout k = layout.kindOf(g);
-            int pages = (int) k.pageIndex(end - 1) + 1;
-            t[g.id()] = new int[pages];
-            for (int v = 0; v < pages; v++) {
-                t[g.id()][v] = allocate(g.bucket());
-            }
-        }
-        return t;
+        return tables(end, 0);
     }
 
     /**
