@@ -12,8 +12,9 @@ namespace strata {
 // Weight formats; the values are the ordinals of the Java enum io.strata.backend.cuda.model.WeightFormat.
 enum WeightFmt : int { kBf16 = 0, kF32 = 1, kFp8 = 2, kFp4 = 3 };
 
-constexpr int kGemvRows = 8;   // activation rows per CTA of the SIMT kernel (decode-sized batches)
+constexpr int kGemvRows = 8;   // most activation rows per CTA of the SIMT kernel (decode-sized batches)
 constexpr int kMmaRows = 64;   // activation rows per CTA of the tensor-core kernel
+constexpr int kSkinnyRowsMax = 16;  // plain GEMMs of at most this many rows take the SIMT kernel
 
 // One GEMM launch. Two ways for CTAs to find their activation rows:
 //  * plain (offsets == null): rows [0, m), and `groups` independent weight blocks along blockIdx.z (wo_a:
@@ -41,11 +42,11 @@ struct GemmArgs {
     const int *gather;
     int experts;
     int max_tiles;
-    int tile_rows;              // kGemvRows or kMmaRows: which kernel runs (experts mode)
+    int tile_rows;              // 1, 2, 4, kGemvRows (SIMT kernels) or kMmaRows (tensor cores): experts mode
 };
 
-// Launches the GEMM (SIMT for F32 weights or at most 16 plain rows / tile_rows == kGemvRows, tensor cores
-// otherwise). Requires cols % 8 == 0, lda % 8 == 0 and a 16-byte aligned x (8-element vector loads).
+// Launches the GEMM: SIMT for F32 weights, at most kSkinnyRowsMax plain rows or tile_rows <= kGemvRows, tensor
+// cores otherwise. Requires cols % 8 == 0 (FP8: 16, FP4: 32), lda % 8 == 0 and a 16-byte aligned x.
 cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t stream);
 
 }  // namespace strata

@@ -4,16 +4,19 @@
 // products are exact, accumulation is fp32, the output is bf16 (round to nearest even) or fp32.
 //
 // Two kernels, both dequantizing the weight as they stream it (no up-converted copy is ever stored):
-//  * gemv: one warp per 4 output features, up to 8 activation rows per CTA; SIMT fp32 FMAs. For decode
-//    batches (weights read once per 8 rows) and for F32 weights at any batch.
+//  * skinny: up to 8 activation rows per CTA, SIMT fp32 FMAs, a few CTAs per SM streaming the weights at
+//    memory bandwidth. For decode batches and expert tiles of few rows, and for F32 weights at any batch.
 //  * mma: 64x128 output tile per CTA, bf16 WMMA with fp32 accumulators; the weight tile is dequantized to
 //    bf16 in shared memory (exact, see gemm.cuh). Weights are read once per 64 activation rows.
+#include <cooperative_groups.h>
 #include <mma.h>
 #include "gemm.cuh"
 #include "strata_cuda.h"
 
 namespace strata {
 namespace {
+
+namespace cg = cooperative_groups;
 
 // ue8m0 byte -> 2^(e-127), as io.strata.model.format.E8m0.decode (0 -> 2^-127, 255 -> NaN).
 __device__ __forceinline__ float e8m0_decode(uint8_t e) {
@@ -131,58 +134,205 @@ __device__ __forceinline__ void store_y(const GemmArgs &a, int r, int col, float
     else reinterpret_cast<float *>(a.y)[i] = v;
 }
 
-// ---- SIMT kernel: 8 warps x 4 output features; MT activation rows ---------------------------------------
-constexpr int kGemvFeaturesPerWarp = 4;
-constexpr int kGemvFeatures = 8 * kGemvFeaturesPerWarp;
+// ---- skinny kernel: decode-sized row tiles at memory bandwidth ------------------------------------------
+// Every lane streams 16-byte chunks of weight rows (16 FP8, 32 FP4, 8 BF16 or 4 F32 values) and keeps many
+// of them in flight: a CTA's 8 warps split the K range (kw warps per feature group, the rest take more
+// features), so even a 512-row matrix fills the GPU. The block scales are applied to each chunk's partial
+// dot product instead of to every weight: a power of two commutes with the fp32 rounding, so the products
+// and their sum are those of the dequantized weights, in another summation order. FP4 codes are decoded
+// by placing their bits in an fp16 (the value times 2^-14; the factor goes back with the scale), FP8 by the
+// hardware's e4m3 -> fp16 conversion; both exact.
+template <int FMT> struct Skinny;
+template <> struct Skinny<kFp8> { static constexpr int kElems = 16, kFeatures = 4; };
+template <> struct Skinny<kFp4> { static constexpr int kElems = 32, kFeatures = 2; };
+template <> struct Skinny<kBf16> { static constexpr int kElems = 8, kFeatures = 4; };
+template <> struct Skinny<kF32> { static constexpr int kElems = 4, kFeatures = 4; };
+
+__device__ __forceinline__ void fp8x4_to_float(uint32_t q, float *f) {
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q >> (16 * j)), __NV_E4M3);
+        float2 p = __half22float2(__half2(h));
+        f[2 * j] = p.x;
+        f[2 * j + 1] = p.y;
+    }
+}
+
+// Eight e2m1 codes (low nibble first) -> their values times 2^-14, in element order.
+__device__ __forceinline__ void fp4x8_to_float(uint32_t v, float *f) {
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        // nibble j in bits 0..3 and nibble j + 4 in bits 16..19 of t: magnitude bits to fp16 bits 9..11,
+        // sign to bit 15, of each half
+        uint32_t t = v >> (4 * j);
+        __half2_raw h;
+        uint32_t bits = ((t & 0x00070007u) << 9) | ((t & 0x00080008u) << 12);
+        h.x = (unsigned short) (bits & 0xffffu);
+        h.y = (unsigned short) (bits >> 16);
+        float2 p = __half22float2(__half2(h));
+        f[j] = p.x;
+        f[j + 4] = p.y;
+    }
+}
+
+// The chunk's E weights of one row as floats (FP4: times 2^-14).
+template <int FMT>
+__device__ __forceinline__ void decode_chunk(uint4 w, float *f) {
+    const uint32_t q[4] = {w.x, w.y, w.z, w.w};
+    if constexpr (FMT == kFp8) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) fp8x4_to_float(q[i], f + 4 * i);
+    } else if constexpr (FMT == kFp4) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) fp4x8_to_float(q[i], f + 8 * i);
+    } else if constexpr (FMT == kBf16) {
+        bf16x8_to_float(w, f);
+    } else {
+        f[0] = __uint_as_float(w.x); f[1] = __uint_as_float(w.y); f[2] = __uint_as_float(w.z); f[3] = __uint_as_float(w.w);
+    }
+}
+
+// Sums P values over the warp's 32 lanes with P - 1 + log2(32 / P) shuffles: each exchange halves the values
+// a lane carries. Afterwards every lane holds the total of value index lane / (32 / P).
+template <int P>
+__device__ __forceinline__ float warp_sum_many(float (&v)[P], int lane) {
+#pragma unroll
+    for (int half = P / 2, o = 16; half >= 1; half >>= 1, o >>= 1) {
+        const bool upper = (lane & o) != 0;
+#pragma unroll
+        for (int i = 0; i < half; i++) {
+            float send = upper ? v[i] : v[i + half];
+            float keep = upper ? v[i + half] : v[i];
+            v[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+    }
+    float r = v[0];
+#pragma unroll
+    for (int o = 16 / P; o >= 1; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+    return r;
+}
+
+// One CTA streams feature blocks blockIdx.y, + gridDim.y, ... of its row tile, the next step's weights
+// always in flight while the current ones are multiplied (a grid of a few CTAs per SM: launching a CTA per
+// 8 KB of weights costs more than reading them).
+template <int FMT>
+__device__ __forceinline__ void load_chunk(const GemmArgs &a, const Tile &t, int n, int k, int sblocks, uint4 &w,
+                                           float &sc) {
+    w = make_uint4(0, 0, 0, 0);
+    sc = 0.f;
+    if (n >= a.rows || k >= a.cols) return;
+    if constexpr (FMT == kFp8) {
+        w = __ldg(reinterpret_cast<const uint4 *>(t.w + (size_t) n * a.cols + k));
+        sc = e8m0_decode(__ldg(t.s + (size_t) (n >> 7) * sblocks + (k >> 7)));
+    } else if constexpr (FMT == kFp4) {
+        w = __ldg(reinterpret_cast<const uint4 *>(t.w + ((size_t) n * a.cols + k) / 2));
+        sc = e8m0_decode(__ldg(t.s + (size_t) n * (a.cols / 32) + (k >> 5)));
+    } else {
+        w = __ldg(reinterpret_cast<const uint4 *>(t.w + ((size_t) n * a.cols + k) * (FMT == kBf16 ? 2 : 4)));
+    }
+}
 
 template <int FMT, int MT>
-__global__ void __launch_bounds__(256) k_gemv(GemmArgs a) {
-    const Tile t = resolve_tile(a, blockIdx.y, MT);
-    if (t.r0 >= t.r1) return;
+__global__ void __launch_bounds__(256) k_skinny(GemmArgs a, int kw) {
+    constexpr int E = Skinny<FMT>::kElems, NF = Skinny<FMT>::kFeatures, P = NF * MT;
+    __shared__ float red[8][P];
+    const Tile t = resolve_tile(a, blockIdx.x, a.offsets ? a.tile_rows : MT);
+    const int groups = 8 / kw, features = NF * groups;
+    const int nfb = (a.rows + features - 1) / features;
+    if (t.r0 >= t.r1 || (int) blockIdx.y >= nfb) return;  // uniform over the CTA: before any barrier
+    const int nrows = t.r1 - t.r0;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int n0 = blockIdx.x * kGemvFeatures + warp * kGemvFeaturesPerWarp;
-    if (n0 >= a.rows) return;
+    const int g = warp / kw, kwi = warp % kw;
     const __nv_bfloat16 *xr[MT];
 #pragma unroll
-    for (int r = 0; r < MT; r++) {
-        xr[r] = a.x + (size_t) x_row(a, t.r0 + r < t.r1 ? t.r0 + r : t.r0) * a.lda + t.xcol;
-    }
-    float acc[kGemvFeaturesPerWarp][MT];
+    for (int r = 0; r < MT; r++) xr[r] = a.x + (size_t) x_row(a, t.r0 + (r < nrows ? r : 0)) * a.lda + t.xcol;
+    const int sblocks = (a.cols + 127) >> 7;
+    const int kstep = kw * 32 * E, kbase = (kwi * 32 + lane) * E;
+    const int kiters = (a.cols + kstep - 1) / kstep;
+    float acc[NF][MT];
 #pragma unroll
-    for (int i = 0; i < kGemvFeaturesPerWarp; i++)
+    for (int f = 0; f < NF; f++)
 #pragma unroll
-        for (int r = 0; r < MT; r++) acc[i][r] = 0.f;
+        for (int r = 0; r < MT; r++) acc[f][r] = 0.f;
 
-    for (int k = lane * 8; k < a.cols; k += 256) {
-        float wv[kGemvFeaturesPerWarp][8];
+    int fb = blockIdx.y, ki = 0;
+    uint4 wc[NF];
+    float sc[NF];
 #pragma unroll
-        for (int i = 0; i < kGemvFeaturesPerWarp; i++) {
-            if (n0 + i < a.rows) {
-                load_w8<FMT>(t.w, t.s, n0 + i, k, a.cols, wv[i]);
-            } else {
+    for (int f = 0; f < NF; f++) load_chunk<FMT>(a, t, (fb * groups + g) * NF + f, kbase, sblocks, wc[f], sc[f]);
+    while (true) {
+        int nfb_next = fb, ki_next = ki + 1;
+        if (ki_next == kiters) {
+            ki_next = 0;
+            nfb_next = fb + gridDim.y;
+        }
+        const bool more = nfb_next < nfb;
+        uint4 wn[NF];
+        float sn[NF];
+        if (more) {
 #pragma unroll
-                for (int j = 0; j < 8; j++) wv[i][j] = 0.f;
+            for (int f = 0; f < NF; f++) {
+                load_chunk<FMT>(a, t, (nfb_next * groups + g) * NF + f, kbase + ki_next * kstep, sblocks, wn[f], sn[f]);
             }
         }
+        const int k = kbase + ki * kstep;
+        if (k < a.cols) {
+            float wf[NF][E];
 #pragma unroll
-        for (int r = 0; r < MT; r++) {
-            // rows past the tile read row 0 again (valid memory) and are never stored: no divergence
-            float xv[8];
-            bf16x8_to_float(__ldg(reinterpret_cast<const uint4 *>(xr[r] + k)), xv);
+            for (int f = 0; f < NF; f++) decode_chunk<FMT>(wc[f], wf[f]);
 #pragma unroll
-            for (int i = 0; i < kGemvFeaturesPerWarp; i++)
+            for (int r = 0; r < MT; r++) {
+                if (r < nrows) {
+                    float xv[E];
 #pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][r] = fmaf(wv[i][j], xv[j], acc[i][r]);
-        }
-    }
+                    for (int i = 0; i < E / 8; i++) bf16x8_to_float(__ldg(reinterpret_cast<const uint4 *>(xr[r] + k) + i), xv + 8 * i);
+                    if constexpr (E == 4) {
+                        const uint2 raw = __ldg(reinterpret_cast<const uint2 *>(xr[r] + k));
+                        xv[0] = __uint_as_float(raw.x << 16); xv[1] = __uint_as_float(raw.x & 0xffff0000u);
+                        xv[2] = __uint_as_float(raw.y << 16); xv[3] = __uint_as_float(raw.y & 0xffff0000u);
+                    }
 #pragma unroll
-    for (int i = 0; i < kGemvFeaturesPerWarp; i++) {
+                    for (int f = 0; f < NF; f++) {
+                        float p = 0.f;
 #pragma unroll
-        for (int r = 0; r < MT; r++) {
-            float v = group_sum<32>(acc[i][r]);
-            if (lane == ((i * MT + r) & 31) && n0 + i < a.rows && t.r0 + r < t.r1) {
-                store_y(a, t.r0 + r, t.ycol + n0 + i, v);
+                        for (int e = 0; e < E; e++) p = fmaf(wf[f][e], xv[e], p);
+                        if constexpr (FMT == kFp8) acc[f][r] = fmaf(p, sc[f], acc[f][r]);
+                        else if constexpr (FMT == kFp4) acc[f][r] = fmaf(p * 16384.f, sc[f], acc[f][r]);
+                        else acc[f][r] += p;
+                    }
+                }
             }
+        }
+        if (ki_next == 0) {  // feature block fb is complete: sum it over the CTA and store it
+            float v[P];
+#pragma unroll
+            for (int f = 0; f < NF; f++)
+#pragma unroll
+                for (int r = 0; r < MT; r++) {
+                    v[f * MT + r] = acc[f][r];
+                    acc[f][r] = 0.f;
+                }
+            const float total = warp_sum_many<P>(v, lane);
+            __syncthreads();  // the previous block's sums have been read
+            if ((lane & (32 / P - 1)) == 0) red[warp][lane / (32 / P)] = total;
+            __syncthreads();
+            if (threadIdx.x < groups * P) {
+                const int gg = threadIdx.x / P, i = threadIdx.x % P, f = i / MT, r = i % MT;
+                const int n = (fb * groups + gg) * NF + f;
+                if (n < a.rows && r < nrows) {
+                    float sum = 0.f;
+                    for (int q = 0; q < kw; q++) sum += red[gg * kw + q][i];
+                    store_y(a, t.r0 + r, t.ycol + n, sum);
+                }
+            }
+        }
+        if (!more) break;
+        fb = nfb_next;
+        ki = ki_next;
+#pragma unroll
+        for (int f = 0; f < NF; f++) {
+            wc[f] = wn[f];
+            sc[f] = sn[f];
         }
     }
 }
@@ -194,14 +344,22 @@ constexpr int kTileBytes = (kBM + kBN) * kLds * 2;
 constexpr int kEpiBytes = 8 * 32 * kEpiLd * 4;
 constexpr int kMmaSmem = kTileBytes > kEpiBytes ? kTileBytes : kEpiBytes;
 
+// K is split over the `splits` CTAs of a thread-block cluster (blockIdx.x = feature block * splits + rank)
+// when the feature blocks alone would leave SMs idle (decode batches: a 64-row tile of a 1024-row matrix is
+// 8 CTAs). Each CTA stages its fp32 partial tile in shared memory; after a cluster barrier every CTA sums
+// a share of the tile over the cluster's CTAs in rank order through distributed shared memory, so the
+// result does not depend on scheduling and no global scratch is needed.
 template <int FMT>
-__global__ void __launch_bounds__(256) k_mma(GemmArgs a) {
+__global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
     using namespace nvcuda;
     __shared__ __align__(128) unsigned char smem[kMmaSmem];
     const Tile t = resolve_tile(a, blockIdx.y, kBM);
-    if (t.r0 >= t.r1) return;  // uniform over the CTA: before any barrier
+    if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int n0 = blockIdx.x * kBN;
+    const int rank = blockIdx.x % splits;
+    const int n0 = (blockIdx.x / splits) * kBN;
+    const int kchunk = ((a.cols + splits * kBK - 1) / (splits * kBK)) * kBK;
+    const int k_lo = rank * kchunk, k_hi = min(a.cols, k_lo + kchunk);
     __nv_bfloat16 *As = reinterpret_cast<__nv_bfloat16 *>(smem);
     __nv_bfloat16 *Bs = As + kBM * kLds;
 
@@ -245,15 +403,15 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a) {
         for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.f);
     const int wm = (warp >> 2) * 32, wn = (warp & 3) * 32;
 
-    fetch(0);
-    for (int k0 = 0; k0 < a.cols; k0 += kBK) {
+    if (k_lo < k_hi) fetch(k_lo);
+    for (int k0 = k_lo; k0 < k_hi; k0 += kBK) {
         __syncthreads();  // the previous step's MMAs are done with the tiles
 #pragma unroll
         for (int i = 0; i < 2; i++) *reinterpret_cast<uint4 *>(As + ((tid + i * 256) >> 3) * kLds + kv) = areg[i];
 #pragma unroll
         for (int i = 0; i < 4; i++) *reinterpret_cast<uint4 *>(Bs + ((tid + i * 256) >> 3) * kLds + kv) = breg[i];
         __syncthreads();
-        if (k0 + kBK < a.cols) fetch(k0 + kBK);  // next step's loads fly during this step's MMAs
+        if (k0 + kBK < k_hi) fetch(k0 + kBK);  // next step's loads fly during this step's MMAs
 #pragma unroll
         for (int kk = 0; kk < kBK; kk += 16) {
             wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> af[2];
@@ -275,14 +433,36 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a) {
 #pragma unroll
         for (int j = 0; j < 2; j++)
             wmma::store_matrix_sync(C + i * 16 * kEpiLd + j * 16, acc[i][j], kEpiLd, wmma::mem_row_major);
-    __syncwarp();
-    const int n = n0 + wn + lane;
-    if (n >= a.rows) return;
-    for (int r = 0; r < 32; r++) {
-        int row = t.r0 + wm + r;
-        if (row >= t.r1) break;
-        store_y(a, row, t.ycol + n, C[r * kEpiLd + lane]);
+    if (splits == 1) {
+        __syncwarp();
+        const int n = n0 + wn + lane;
+        if (n >= a.rows) return;
+        for (int r = 0; r < 32; r++) {
+            int row = t.r0 + wm + r;
+            if (row >= t.r1) break;
+            store_y(a, row, t.ycol + n, C[r * kEpiLd + lane]);
+        }
+        return;
     }
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every CTA's partial tile is staged
+    // this CTA sums warps' sub-tiles w = rank, rank + splits, ... (splits divides 8)
+    for (int w = rank; w < 8; w += splits) {
+        const int wm2 = (w >> 2) * 32, wn2 = (w & 3) * 32;
+        const int n = n0 + wn2 + lane;
+        for (int r = warp; r < 32; r += 8) {
+            const int row = t.r0 + wm2 + r;
+            if (row >= t.r1 || n >= a.rows) continue;
+            const int off = w * 32 * kEpiLd + r * kEpiLd + lane;
+            float sum = 0.f;
+            for (int q = 0; q < splits; q++) {
+                const float *remote = cluster.map_shared_rank(reinterpret_cast<float *>(smem), q);
+                sum += remote[off];
+            }
+            store_y(a, row, t.ycol + n, sum);
+        }
+    }
+    cluster.sync();  // no CTA leaves while another still reads its shared memory
 }
 
 // ---- activation FP8 round trip (ActivationQuant.fp8RoundTrip, block 128): one warp per block ------------
@@ -306,40 +486,80 @@ __global__ void k_act_fp8_roundtrip(const __nv_bfloat16 *x, int lda, int m, int 
         make_uint2(q[0] | ((uint32_t) q[1] << 16), q[2] | ((uint32_t) q[3] << 16));
 }
 
-template <int FMT, int MT>
-cudaError_t launch_gemv(const GemmArgs &a, cudaStream_t st) {
-    dim3 grid((a.rows + kGemvFeatures - 1) / kGemvFeatures,
-              a.offsets ? a.max_tiles : (a.m + MT - 1) / MT, a.offsets ? 1 : a.groups);
-    k_gemv<FMT, MT><<<grid, 256, 0, st>>>(a);
-    return cudaGetLastError();
-}
-
-template <int FMT>
-cudaError_t launch_gemv_rows(const GemmArgs &a, cudaStream_t st) {
-    if (a.offsets) return launch_gemv<FMT, kGemvRows>(a, st);
-    if (a.m <= 1) return launch_gemv<FMT, 1>(a, st);
-    if (a.m <= 2) return launch_gemv<FMT, 2>(a, st);
-    if (a.m <= 4) return launch_gemv<FMT, 4>(a, st);
-    return launch_gemv<FMT, kGemvRows>(a, st);
+int sm_count() {
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess
+        || sms <= 0) {
+        return 132;  // an H100/H200: only grid sizes depend on it
+    }
+    return sms;
 }
 
 template <int FMT>
 cudaError_t launch_mma(const GemmArgs &a, cudaStream_t st) {
-    dim3 grid((a.rows + kBN - 1) / kBN, a.offsets ? a.max_tiles : (a.m + kBM - 1) / kBM,
-              a.offsets ? 1 : a.groups);
-    k_mma<FMT><<<grid, 256, 0, st>>>(a);
+    const int nblocks = (a.rows + kBN - 1) / kBN;
+    const int tiles = a.offsets ? a.max_tiles : (a.m + kBM - 1) / kBM;
+    // split K over a cluster of up to 8 CTAs until about two CTAs per SM run, each keeping >= 4 K steps
+    int splits = 1;
+    const int base = nblocks * tiles * (a.offsets ? 1 : a.groups);
+    while (splits < 8 && base * splits < 2 * sm_count() && a.cols >= splits * 2 * 4 * kBK) splits *= 2;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(nblocks * splits, tiles, a.offsets ? 1 : a.groups);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = st;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = splits;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, k_mma<FMT>, a, splits);
+}
+
+template <int FMT, int MT>
+cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
+    constexpr int E = Skinny<FMT>::kElems, NF = Skinny<FMT>::kFeatures;
+    int kw = 8;  // warps along K: no more than the K range has 32-lane chunks for
+    while (kw > 1 && a.cols <= (kw / 2) * 32 * E) kw >>= 1;
+    const int features = NF * (8 / kw);
+    const int nfb = (a.rows + features - 1) / features;
+    const int tiles = a.offsets ? a.max_tiles : ((a.m + MT - 1) / MT) * a.groups;
+    // one wave of resident CTAs over all tiles (for experts, max_tiles bounds the tiles that have rows)
+    const int sms = sm_count();
+    int occupancy = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, k_skinny<FMT, MT>, 256, 0) != cudaSuccess || occupancy < 1) {
+        occupancy = 1;
+    }
+    // at most one wave: a CTA streams for long, and a second, partial wave would run alone at the end
+    int per_tile = occupancy * sms / tiles;
+    per_tile = per_tile < 1 ? 1 : (per_tile > nfb ? nfb : per_tile);
+    dim3 grid(a.offsets ? a.max_tiles : (a.m + MT - 1) / MT, per_tile, a.offsets ? 1 : a.groups);
+    k_skinny<FMT, MT><<<grid, 256, 0, st>>>(a, kw);
     return cudaGetLastError();
+}
+
+template <int FMT>
+cudaError_t launch_skinny_rows(const GemmArgs &a, cudaStream_t st) {
+    const int rows = a.offsets ? a.tile_rows : a.m;
+    if (rows <= 1) return launch_skinny<FMT, 1>(a, st);
+    if (rows <= 2) return launch_skinny<FMT, 2>(a, st);
+    if (rows <= 4) return launch_skinny<FMT, 4>(a, st);
+    return launch_skinny<FMT, kGemvRows>(a, st);
 }
 
 }  // namespace
 
 cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t st) {
-    bool simt = a.fmt == kF32 || (a.offsets ? a.tile_rows == kGemvRows : a.m <= 2 * kGemvRows);
-    if (a.fmt == kF32) return launch_gemv_rows<kF32>(a, st);
+    // the skinny kernel's 16-byte chunks (the formats' blocks are multiples of them)
+    if ((a.fmt == kFp8 && a.cols % 16 != 0) || (a.fmt == kFp4 && a.cols % 32 != 0)) return cudaErrorInvalidValue;
+    bool small = a.fmt == kF32 || (a.offsets ? a.tile_rows <= kGemvRows : a.m <= kSkinnyRowsMax);
+    if (a.fmt == kF32) return launch_skinny_rows<kF32>(a, st);
     switch (a.fmt) {
-        case kBf16: return simt ? launch_gemv_rows<kBf16>(a, st) : launch_mma<kBf16>(a, st);
-        case kFp8: return simt ? launch_gemv_rows<kFp8>(a, st) : launch_mma<kFp8>(a, st);
-        case kFp4: return simt ? launch_gemv_rows<kFp4>(a, st) : launch_mma<kFp4>(a, st);
+        case kBf16: return small ? launch_skinny_rows<kBf16>(a, st) : launch_mma<kBf16>(a, st);
+        case kFp8: return small ? launch_skinny_rows<kFp8>(a, st) : launch_mma<kFp8>(a, st);
+        case kFp4: return small ? launch_skinny_rows<kFp4>(a, st) : launch_mma<kFp4>(a, st);
         default: return cudaErrorInvalidValue;
     }
 }

@@ -12,6 +12,7 @@ using namespace strata;
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kNormThreads = 512;  // the per-token hyper-connection kernels: 8 channels each at dim 4096
 constexpr int kMaxHc = 4;  // V4's hc_mult; a larger one is refused with cudaErrorInvalidValue
 constexpr int kMaxMix = (2 + kMaxHc) * kMaxHc;
 
@@ -68,103 +69,206 @@ __global__ void k_rms_norm(const uint16_t *x, int64_t xs, const float *w, uint16
     }
 }
 
-// x = bf16(sum_k pre_k h[k]) into smem, then the weighted RMSNorm of it into out (bf16).
+// x = bf16(sum_k pre_k h[k]) into smem, then the weighted RMSNorm of it into out (bf16). Eight channels per
+// thread and step when dim allows: all of a step's loads are independent, so the block waits for memory
+// about once per step rather than once per channel.
 __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim, const float *norm, float eps,
                             float *xs, float *red, uint16_t *out) {
     float ss = 0.f;
-    for (int d = threadIdx.x; d < dim; d += blockDim.x) {
-        float s = 0.f;
-        for (int k = 0; k < hc; k++) s = __fadd_rn(s, __fmul_rn(pre[k], load_bf16(h + k * dim + d)));
-        s = bf16_round(s);
-        xs[d] = s;
-        ss = __fmaf_rn(s, s, ss);
+    if (dim % 8 == 0) {
+        for (int d = threadIdx.x * 8; d < dim; d += blockDim.x * 8) {
+            uint4 v[kMaxHc];
+#pragma unroll
+            for (int k = 0; k < kMaxHc; k++) {
+                if (k < hc) v[k] = *reinterpret_cast<const uint4 *>(h + (int64_t) k * dim + d);
+            }
+            float s[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int k = 0; k < kMaxHc; k++) {
+                if (k < hc) {
+                    const uint32_t w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        float hv = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
+                        s[i] = __fadd_rn(s[i], __fmul_rn(pre[k], hv));
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                s[i] = bf16_round(s[i]);
+                xs[d + i] = s[i];
+                ss = __fmaf_rn(s[i], s[i], ss);
+            }
+        }
+    } else {
+        for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+            float s = 0.f;
+            for (int k = 0; k < hc; k++) s = __fadd_rn(s, __fmul_rn(pre[k], load_bf16(h + k * dim + d)));
+            s = bf16_round(s);
+            xs[d] = s;
+            ss = __fmaf_rn(s, s, ss);
+        }
     }
     float inv = inv_rms(block_sum(ss, red), dim, eps);
-    for (int d = threadIdx.x; d < dim; d += blockDim.x) {
-        out[d] = float_to_bf16_bits(__fmul_rn(norm[d], __fmul_rn(xs[d], inv)));
+    if (dim % 8 == 0) {
+        for (int d = threadIdx.x * 8; d < dim; d += blockDim.x * 8) {
+            const float4 n0 = *reinterpret_cast<const float4 *>(norm + d), n1 = *reinterpret_cast<const float4 *>(norm + d + 4);
+            const float nv[8] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w};
+            uint32_t o[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                uint32_t lo = float_to_bf16_bits(__fmul_rn(nv[2 * i], __fmul_rn(xs[d + 2 * i], inv)));
+                uint32_t hi = float_to_bf16_bits(__fmul_rn(nv[2 * i + 1], __fmul_rn(xs[d + 2 * i + 1], inv)));
+                o[i] = lo | (hi << 16);
+            }
+            *reinterpret_cast<uint4 *>(out + d) = make_uint4(o[0], o[1], o[2], o[3]);
+        }
+    } else {
+        for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+            out[d] = float_to_bf16_bits(__fmul_rn(norm[d], __fmul_rn(xs[d], inv)));
+        }
     }
 }
 
-// rows dot products of fn [rows, width] with h (bf16 [width]) times rsqrt(mean(h^2) + eps), into mixes.
+// The mixes' dot products fn [rows, width] . h (bf16 [width]) and h's sum of squares, split over CTAs:
+// CTA (split, i) sums the products of its slice of the width for the token row src[i] (or i) and writes
+// rows + 1 partials (the last one is the sum of squares) to partials[i][split]. One token's mixes read
+// 1.5 MB of fp32 weights at V4-Flash's width: one CTA per token would leave all but a few SMs idle.
+constexpr int kMixSplitWidth = 1024;  // columns per CTA: 256 threads x 4
+constexpr int kMaxMixSplits = 64;
+constexpr int kPartialStride = 32;    // floats per (token, split): kMaxMix + 1 rounded up
+
+__host__ __device__ inline int mix_splits(int width) {
+    int s = (width + kMixSplitWidth - 1) / kMixSplitWidth;
+    return s < 1 ? 1 : (s > kMaxMixSplits ? kMaxMixSplits : s);
+}
+
 template <int ROWS>
-__device__ void mixes_of(const uint16_t *h, const float *fn, int rows, int width, float eps, float *red, float *mixes) {
-    float acc[ROWS];
+__global__ void __launch_bounds__(kThreads) k_hc_mix_partials(const uint16_t *h, const int *src, const float *fn,
+                                                              int rows, int width, float *partials) {
+    __shared__ float red[kThreads / 32][ROWS + 1];
+    const int split = blockIdx.x, splits = gridDim.x, i = blockIdx.y;
+    const int token = src ? src[i] : i;
+    const uint16_t *ht = h + (int64_t) token * width;
+    const int chunk = ((width + splits - 1) / splits + 3) & ~3;
+    const int lo = split * chunk, hi = min(width, lo + chunk);
+    float acc[ROWS + 1];
 #pragma unroll
-    for (int r = 0; r < ROWS; r++) acc[r] = 0.f;
-    float ss = 0.f;
-    for (int i = threadIdx.x; i < width; i += blockDim.x) {
-        float v = load_bf16(h + i);
-        ss = __fmaf_rn(v, v, ss);
+    for (int r = 0; r <= ROWS; r++) acc[r] = 0.f;
+    if ((width & 3) == 0) {
+        for (int c = lo + threadIdx.x * 4; c < hi; c += kThreads * 4) {
+            const uint2 raw = *reinterpret_cast<const uint2 *>(ht + c);
+            const float v[4] = {__uint_as_float(raw.x << 16), __uint_as_float(raw.x & 0xffff0000u),
+                                __uint_as_float(raw.y << 16), __uint_as_float(raw.y & 0xffff0000u)};
 #pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            if (r < rows) acc[r] = __fmaf_rn(fn[(int64_t) r * width + i], v, acc[r]);
+            for (int r = 0; r < ROWS; r++) {
+                if (r < rows) {
+                    const float4 f = __ldg(reinterpret_cast<const float4 *>(fn + (int64_t) r * width + c));
+                    acc[r] = __fmaf_rn(f.w, v[3], __fmaf_rn(f.z, v[2], __fmaf_rn(f.y, v[1], __fmaf_rn(f.x, v[0], acc[r]))));
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++) acc[ROWS] = __fmaf_rn(v[j], v[j], acc[ROWS]);
+        }
+    } else {
+        for (int c = lo + threadIdx.x; c < hi; c += kThreads) {
+            const float v = load_bf16(ht + c);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                if (r < rows) acc[r] = __fmaf_rn(__ldg(fn + (int64_t) r * width + c), v, acc[r]);
+            }
+            acc[ROWS] = __fmaf_rn(v, v, acc[ROWS]);
         }
     }
-    float inv = inv_rms(block_sum(ss, red), width, eps);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        if (r < rows) {
-            float dot = block_sum(acc[r], red);
-            if (threadIdx.x == 0) mixes[r] = __fmul_rn(dot, inv);
-        }
+    for (int r = 0; r <= ROWS; r++) {
+        float v = group_sum<32>(acc[r]);
+        if (lane == 0) red[warp][r] = v;
     }
+    __syncthreads();
+    if (threadIdx.x <= ROWS && (threadIdx.x < rows || threadIdx.x == ROWS)) {
+        float s = 0.f;
+        for (int w = 0; w < kThreads / 32; w++) s = __fadd_rn(s, red[w][threadIdx.x]);
+        float *dst = partials + ((int64_t) i * splits + split) * kPartialStride;
+        dst[threadIdx.x == ROWS ? kPartialStride - 1 : threadIdx.x] = s;
+    }
+}
+
+// Sums the splits' partials in split order (the same order whatever the stream or graph): mixes[r] =
+// dot_r * rsqrt(mean(h^2) + eps) for r < rows, for token row i. Needs rows <= 31 threads.
+__device__ void mixes_from_partials(const float *partials, int i, int splits, int rows, int width, float eps,
+                                    float *mixes) {
+    __shared__ float ss;
+    // thread r < rows sums dot r, thread 31 the squares; loads first, then the adds in split order
+    const int r = threadIdx.x == 31 ? kPartialStride - 1 : threadIdx.x;
+    if (threadIdx.x < rows || threadIdx.x == 31) {
+        const float *p = partials + (int64_t) i * splits * kPartialStride + r;
+        float s = 0.f;
+        for (int k0 = 0; k0 < splits; k0 += 8) {
+            float v[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = k0 + j < splits ? p[(int64_t) (k0 + j) * kPartialStride] : 0.f;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                if (k0 + j < splits) s = __fadd_rn(s, v[j]);
+            }
+        }
+        if (threadIdx.x == 31) ss = s; else mixes[threadIdx.x] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < rows) mixes[threadIdx.x] = __fmul_rn(mixes[threadIdx.x], inv_rms(ss, width, eps));
     __syncthreads();
 }
 
+// The pre/post weights and the Sinkhorn-normalised combination matrix, computed by the first warp: lane
+// j*hc + k owns c[j][k]; row and column sums gather the hc values by shuffles and add them in index order
+// from 0, exactly the order of the sequential loops of the CPU backend.
 __device__ void sinkhorn_split(const float *m, const float *scale, const float *base, int hc, int iters, float eps,
-                               float *pre, float *post, float *c) {
-    for (int i = 0; i < hc; i++) {
-        pre[i] = __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(m[i], scale[0]), base[i])), eps);
-        post[i] = __fmul_rn(2.f, sigmoid(__fadd_rn(__fmul_rn(m[hc + i], scale[1]), base[hc + i])));
+                               float *pre, float *post, float *comb) {
+    if (threadIdx.x >= 32) return;
+    const int lane = threadIdx.x, n = hc * hc;
+    const int j = lane < n ? lane / hc : 0, k = lane < n ? lane % hc : 0;
+    if (lane < hc) {
+        pre[lane] = __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(m[lane], scale[0]), base[lane])), eps);
+        post[lane] = __fmul_rn(2.f, sigmoid(__fadd_rn(__fmul_rn(m[hc + lane], scale[1]), base[hc + lane])));
     }
-    for (int j = 0; j < hc; j++) {
-        float mx = -INFINITY;
-        for (int k = 0; k < hc; k++) {
-            int idx = j * hc + k;
-            c[idx] = __fadd_rn(__fmul_rn(m[2 * hc + idx], scale[2]), base[2 * hc + idx]);
-            mx = fmaxf(mx, c[idx]);
-        }
-        float sum = 0.f;
-        for (int k = 0; k < hc; k++) {
-            c[j * hc + k] = (float) exp((double) __fsub_rn(c[j * hc + k], mx));
-            sum = __fadd_rn(sum, c[j * hc + k]);
-        }
-        for (int k = 0; k < hc; k++) c[j * hc + k] = __fadd_rn(__fdiv_rn(c[j * hc + k], sum), eps);
-    }
-    auto columns = [&]() {
-        for (int k = 0; k < hc; k++) {
-            float s = 0.f;
-            for (int j = 0; j < hc; j++) s = __fadd_rn(s, c[j * hc + k]);
-            float d = __fadd_rn(s, eps);
-            for (int j = 0; j < hc; j++) c[j * hc + k] = __fdiv_rn(c[j * hc + k], d);
-        }
+    float c = lane < n ? __fadd_rn(__fmul_rn(m[2 * hc + lane], scale[2]), base[2 * hc + lane]) : 0.f;
+    float mx = -INFINITY;
+    for (int q = 0; q < hc; q++) mx = fmaxf(mx, __shfl_sync(0xffffffffu, c, j * hc + q));
+    c = (float) exp((double) __fsub_rn(c, mx));
+    auto row_sum = [&](float v) {
+        float s = 0.f;
+        for (int q = 0; q < hc; q++) s = __fadd_rn(s, __shfl_sync(0xffffffffu, v, j * hc + q));
+        return s;
     };
-    columns();
+    auto col_sum = [&](float v) {
+        float s = 0.f;
+        for (int q = 0; q < hc; q++) s = __fadd_rn(s, __shfl_sync(0xffffffffu, v, q * hc + k));
+        return s;
+    };
+    c = __fadd_rn(__fdiv_rn(c, row_sum(c)), eps);
+    c = __fdiv_rn(c, __fadd_rn(col_sum(c), eps));
     for (int it = 1; it < iters; it++) {
-        for (int j = 0; j < hc; j++) {
-            float s = 0.f;
-            for (int k = 0; k < hc; k++) s = __fadd_rn(s, c[j * hc + k]);
-            float d = __fadd_rn(s, eps);
-            for (int k = 0; k < hc; k++) c[j * hc + k] = __fdiv_rn(c[j * hc + k], d);
-        }
-        columns();
+        c = __fdiv_rn(c, __fadd_rn(row_sum(c), eps));
+        c = __fdiv_rn(c, __fadd_rn(col_sum(c), eps));
     }
+    if (lane < n) comb[lane] = c;
 }
 
-__global__ void k_hc_pre(const uint16_t *h, const float *fn, const float *base, const float *scale, const float *norm,
-                         uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps, float norm_eps) {
+__global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
+                         const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
+                         float norm_eps) {
     extern __shared__ float xs[];
     __shared__ float red[32];
     __shared__ float mixes[kMaxMix];
     __shared__ float mix[2 * kMaxHc + kMaxHc * kMaxHc];
     int t = blockIdx.x;
     int width = hc * dim;
-    int rows = (2 + hc) * hc;
     const uint16_t *ht = h + (int64_t) t * width;
-    mixes_of<kMaxMix>(ht, fn, rows, width, norm_eps, red, mixes);
-    if (threadIdx.x == 0) {
-        sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix, mix + hc, mix + 2 * hc);
-    }
+    mixes_from_partials(partials, t, splits, (2 + hc) * hc, width, norm_eps, mixes);
+    sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix, mix + hc, mix + 2 * hc);
     __syncthreads();
     int mw = 2 * hc + hc * hc;
     for (int i = threadIdx.x; i < mw; i += blockDim.x) out_mix[(int64_t) t * mw + i] = mix[i];
@@ -193,15 +297,16 @@ __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *m
     }
 }
 
-__global__ void k_hc_head(const uint16_t *h, const int *rows, const float *fn, const float *base, const float *scale,
-                          const float *norm, uint16_t *out_x, int hc, int dim, float hc_eps, float norm_eps) {
+__global__ void k_hc_head(const uint16_t *h, const int *rows, const float *partials, int splits, const float *base,
+                          const float *scale, const float *norm, uint16_t *out_x, int hc, int dim, float hc_eps,
+                          float norm_eps) {
     extern __shared__ float xs[];
     __shared__ float red[32];
     __shared__ float mixes[kMaxHc];
     __shared__ float pre[kMaxHc];
     int width = hc * dim;
     const uint16_t *ht = h + (int64_t) rows[blockIdx.x] * width;
-    mixes_of<kMaxHc>(ht, fn, hc, width, norm_eps, red, mixes);
+    mixes_from_partials(partials, blockIdx.x, splits, hc, width, norm_eps, mixes);
     if (threadIdx.x == 0) {
         for (int i = 0; i < hc; i++) pre[i] = __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(mixes[i], scale[0]), base[i])), hc_eps);
     }
@@ -297,13 +402,23 @@ int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, in
     return launched();
 }
 
+int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim) {
+    return (int64_t) (num_tokens > 0 ? num_tokens : 0) * mix_splits(hc * dim) * kPartialStride * sizeof(float);
+}
+
 int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_mix,
-                  int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps, int64_t stream) {
+                  int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps,
+                  int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
+    const int width = hc * dim, splits = mix_splits(width);
+    k_hc_mix_partials<kMaxMix><<<dim3(splits, num_tokens), kThreads, 0, as_stream(stream)>>>(
+        (const uint16_t *) h, nullptr, (const float *) fn, (2 + hc) * hc, width, (float *) partials);
+    int err = launched();
+    if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);
     if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    k_hc_pre<<<num_tokens, kThreads, smem, as_stream(stream)>>>((const uint16_t *) h, (const float *) fn,
+    k_hc_pre<<<num_tokens, kNormThreads, smem, as_stream(stream)>>>((const uint16_t *) h, (const float *) partials, splits,
         (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
         dim, iters, hc_eps, norm_eps);
     return launched();
@@ -319,14 +434,19 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
 }
 
 int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x,
-                   int num_rows, int hc, int dim, float hc_eps, float norm_eps, int64_t stream) {
+                   int64_t partials, int num_rows, int hc, int dim, float hc_eps, float norm_eps, int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_rows <= 0) return 0;
+    const int width = hc * dim, splits = mix_splits(width);
+    k_hc_mix_partials<kMaxHc><<<dim3(splits, num_rows), kThreads, 0, as_stream(stream)>>>(
+        (const uint16_t *) h, (const int *) rows, (const float *) fn, hc, width, (float *) partials);
+    int err = launched();
+    if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);
     if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_head, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    k_hc_head<<<num_rows, kThreads, smem, as_stream(stream)>>>((const uint16_t *) h, (const int *) rows,
-        (const float *) fn, (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, hc,
-        dim, hc_eps, norm_eps);
+    k_hc_head<<<num_rows, kNormThreads, smem, as_stream(stream)>>>((const uint16_t *) h, (const int *) rows,
+        (const float *) partials, splits, (const float *) base, (const float *) scale, (const float *) norm,
+        (uint16_t *) out_x, hc, dim, hc_eps, norm_eps);
     return launched();
 }
 

@@ -229,8 +229,14 @@ __global__ void k_moe_combine(const __nv_bfloat16 *routed, const __nv_bfloat16 *
 
 using namespace strata;
 
-int strata_moe_tile_rows(int m) {
-    return m <= 2 * kGemvRows ? kGemvRows : kMmaRows;
+int strata_moe_tile_rows(int m, int k, int experts) {
+    // SIMT tiles while experts get few rows each (decode), tensor-core tiles for prefill. Rows of one expert
+    // in tiles of one: its tiles run side by side and read the weights from L2 after the first, and a
+    // one-row tile streams the weights with the fewest registers.
+    const int64_t pairs = (int64_t) m * k;
+    if (pairs <= (int64_t) 2 * experts) return 1;
+    if (pairs <= (int64_t) 8 * experts) return 4;
+    return pairs <= (int64_t) 2 * kGemvRows * experts ? kGemvRows : kMmaRows;
 }
 
 int strata_moe_route(int64_t scores, int m, int experts, int k, int64_t bias, int64_t tid2eid, int vocab,
@@ -264,7 +270,7 @@ int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride
                              int64_t gather, int64_t x, int lda, int64_t y, int ldy, int64_t stream) {
     if (pairs <= 0) return 0;
     if (cols % 8 != 0 || lda % 8 != 0 || (x & 15) != 0 || fmt == kF32
-        || (tile_rows != kGemvRows && tile_rows != kMmaRows)) {
+        || !(tile_rows == 1 || tile_rows == 2 || tile_rows == 4 || tile_rows == kGemvRows || tile_rows == kMmaRows)) {
         return (int) cudaErrorInvalidValue;
     }
     GemmArgs a{};
@@ -286,8 +292,9 @@ int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride
     a.tile_offsets = reinterpret_cast<const int *>(tile_offsets);
     a.gather = reinterpret_cast<const int *>(gather);
     a.experts = experts;
-    // sum over experts of ceil(count / tile) <= pairs / tile + (experts that have any slot)
-    a.max_tiles = (pairs + tile_rows - 1) / tile_rows + (experts < pairs ? experts : pairs);
+    // sum over experts of ceil(count / tile) <= pairs / tile + (experts that have any slot); one-row tiles
+    // are exactly the pairs
+    a.max_tiles = tile_rows == 1 ? pairs : (pairs + tile_rows - 1) / tile_rows + (experts < pairs ? experts : pairs);
     a.tile_rows = tile_rows;
     return (int) launch_gemm(a, (cudaStream_t) stream);
 }

@@ -21,8 +21,9 @@ int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int gro
 
 /* ---- MoE (see moe.cu for the step-by-step math) ---- */
 
-/* Rows per tile of the expert GEMMs for a batch of m tokens (8: SIMT kernel, 64: tensor cores). */
-int strata_moe_tile_rows(int m);
+/* Rows per tile of the expert GEMMs for m tokens routed to k of the experts each (1, 4 or 8: SIMT kernels,
+ * 64: tensor cores). */
+int strata_moe_tile_rows(int m, int k, int experts);
 
 /* scores: fp32 [m, experts] gate logits. bias: fp32 [experts] or 0; tid2eid: int32 [vocab, k] or 0 (hash
  * routing by tokens, int32 [m]). Writes ids int32 [m, k] and weights fp32 [m, k]. experts <= 1024, k <= 16. */

@@ -17,18 +17,23 @@ int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, in
  * the hc*dim streams (fn fp32 [(2+hc)*hc, hc*dim]); pre = sigmoid(m*scale0 + base) + hc_eps, post =
  * 2 sigmoid(m*scale1 + base), comb = row softmax + hc_eps then Sinkhorn (iters) as the CPU backend;
  * x = bf16(sum_k pre_k h_t[k]) then RMSNorm with norm (fp32 [dim]) -> out_x bf16 [T, dim];
- * out_mix fp32 [T, 2*hc + hc*hc] = pre | post | comb. h bf16 [T, hc*dim]. */
+ * out_mix fp32 [T, 2*hc + hc*hc] = pre | post | comb. h bf16 [T, hc*dim]. partials: scratch of
+ * strata_hc_partials_bytes(T, hc, dim) bytes (the mixes' dot products are split over CTAs). */
 int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_mix,
-                  int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps, int64_t stream);
+                  int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps,
+                  int64_t stream);
+
+/* Bytes of the partials scratch strata_hc_pre and strata_hc_head need for num_tokens rows. */
+int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim);
 
 /* next[t, k, :] = bf16(post_k * y[t, :] + sum_j comb[j][k] * res[t, j, :]); mix as hc_pre wrote it. */
 int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_tokens, int hc, int dim, int64_t stream);
 
 /* The head's pre (sigmoid, no Sinkhorn) and the final norm for the rows listed in rows int32 [R]:
  * out_x[i] = RMSNorm(bf16(sum_k pre_k h_{rows[i]}[k])), pre = sigmoid(mixes*scale + base) + hc_eps,
- * mixes from fn fp32 [hc, hc*dim]; scale is one fp32 value on the device. */
+ * mixes from fn fp32 [hc, hc*dim]; scale is one fp32 value on the device; partials as strata_hc_pre's. */
 int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x,
-                   int num_rows, int hc, int dim, float hc_eps, float norm_eps, int64_t stream);
+                   int64_t partials, int num_rows, int hc, int dim, float hc_eps, float norm_eps, int64_t stream);
 
 /* Attention lists of one layer (tagged entries for strata_sparse_attn; source 0 = the layer's SWA
  * pool, 1 = its compressed pool, 2 = this step's staged entries, row index = slot). Row t (position p,

@@ -141,6 +141,7 @@ final class DeviceModel {
         long x = ws.get("x", (long) T * dim * 2);
         long y = ws.get("y", (long) T * dim * 2);
         long mix = ws.get("mix", (long) T * (2 * hc + hc * hc) * 4);
+        long partials = ws.get("hcPartials", CudaNative.strata_hc_partials_bytes(T, hc, dim));
         int iters = config.hyperConnections().sinkhornIters();
         long moeWs = ws.get("moe", DeviceMoe.workspaceBytes(config, T));
         s.mark(StepProfile.Component.EMBEDDING);
@@ -149,12 +150,12 @@ final class DeviceModel {
             DeviceLayer layer = layers.get(l);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             check(CudaNative.strata_hc_pre(h, layer.hcAttn.fn(), layer.hcAttn.base(), layer.hcAttn.scale(),
-                layer.attnNorm, x, mix, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
+                layer.attnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
             attention(l, layer, plan, kv, ws, x, y, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             check(CudaNative.strata_hc_post(y, h, mix, mid, T, hc, dim, stream), "hc post (attention)");
             check(CudaNative.strata_hc_pre(mid, layer.hcFfn.fn(), layer.hcFfn.base(), layer.hcFfn.scale(),
-                layer.ffnNorm, x, mix, T, hc, dim, iters, hcEps, eps, stream), "hc pre (ffn)");
+                layer.ffnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream), "hc pre (ffn)");
             s.mark(StepProfile.Component.MOE);
             layer.moe.forward(x, plan.tokenIds, T, y, moeWs, stream);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
@@ -176,8 +177,9 @@ final class DeviceModel {
         long xr = ws.get("headX", (long) rows * dim * 2);
         long logits = ws.get("logits", (long) rows * vocab * 4);
         long lin = ws.get("linear", LinearKernels.workspaceBytes(rows, dim));
+        long partials = ws.get("hcPartials", CudaNative.strata_hc_partials_bytes(rows, hc, dim));
         s.mark(StepProfile.Component.HEAD);
-        check(CudaNative.strata_hc_head(h, plan.logitRowsDevice + 4L * r0, headFn, headBase, headScale, norm, xr, n,
+        check(CudaNative.strata_hc_head(h, plan.logitRowsDevice + 4L * r0, headFn, headBase, headScale, norm, xr, partials, n,
             hc, dim, hcEps, eps, stream), "hc head");
         LinearKernels.linear(head, xr, dim, n, logits, vocab, false, lin, stream);
         s.mark(StepProfile.Component.HEAD);

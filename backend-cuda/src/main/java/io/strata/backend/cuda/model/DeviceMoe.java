@@ -153,7 +153,7 @@ public final class DeviceMoe {
         Layout l = new Layout(m, dim, experts, k, inter);
         long ws = workspace;
         route(x, tokens, m, ws, stream);
-        int tileRows = CudaNative.strata_moe_tile_rows(m);
+        int tileRows = CudaNative.strata_moe_tile_rows(m, k, experts);
         CudaRuntime.check(CudaNative.strata_moe_plan(ws + l.ids, ws + l.weights, m, k, experts, tileRows,
             ws + l.offsets, ws + l.tileOffsets, ws + l.sortedRows, ws + l.sortedWeights, ws + l.slotOfPair, stream),
             "strata_moe_plan");

@@ -152,8 +152,10 @@ public final class CudaNative {
 
     public static native int strata_hc_pre(@Cast("int64_t") long h, @Cast("int64_t") long fn,
             @Cast("int64_t") long base, @Cast("int64_t") long scale, @Cast("int64_t") long norm,
-            @Cast("int64_t") long outX, @Cast("int64_t") long outMix, int numTokens, int hc, int dim, int iters,
-            float hcEps, float normEps, @Cast("int64_t") long stream);
+            @Cast("int64_t") long outX, @Cast("int64_t") long outMix, @Cast("int64_t") long partials, int numTokens,
+            int hc, int dim, int iters, float hcEps, float normEps, @Cast("int64_t") long stream);
+
+    public static native @Cast("int64_t") long strata_hc_partials_bytes(int numTokens, int hc, int dim);
 
     public static native int strata_hc_post(@Cast("int64_t") long y, @Cast("int64_t") long res,
             @Cast("int64_t") long mix, @Cast("int64_t") long next, int numTokens, int hc, int dim,
@@ -161,8 +163,8 @@ public final class CudaNative {
 
     public static native int strata_hc_head(@Cast("int64_t") long h, @Cast("int64_t") long rows,
             @Cast("int64_t") long fn, @Cast("int64_t") long base, @Cast("int64_t") long scale,
-            @Cast("int64_t") long norm, @Cast("int64_t") long outX, int numRows, int hc, int dim, float hcEps,
-            float normEps, @Cast("int64_t") long stream);
+            @Cast("int64_t") long norm, @Cast("int64_t") long outX, @Cast("int64_t") long partials, int numRows,
+            int hc, int dim, float hcEps, float normEps, @Cast("int64_t") long stream);
 
     public static native int strata_attn_lists(@Cast("int64_t") long positions, @Cast("int64_t") long tokenSeq,
             @Cast("int64_t") long seqFirstToken, @Cast("int64_t") long seqFirstPos, @Cast("int64_t") long windowFloor,
@@ -186,7 +188,7 @@ public final class CudaNative {
             int cols, int groups, @Cast("int64_t") long x, int lda, int m, @Cast("int64_t") long y, int ldy,
             int bf16Out, int quantizeInput, @Cast("int64_t") long workspace, @Cast("int64_t") long stream);
 
-    public static native int strata_moe_tile_rows(int m);
+    public static native int strata_moe_tile_rows(int m, int k, int experts);
 
     public static native int strata_moe_route(@Cast("int64_t") long scores, int m, int experts, int k,
             @Cast("int64_t") long bias, @Cast("int64_t") long tid2eid, int vocab, @Cast("int64_t") long tokens,
