@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What one device call runs on the H200 (no Java there: the GPU bundle brings its own runtime).
-#   backend-cuda/bench/h200-run.sh [parity] [sparse] [smoke] [serve] [model14] [bench:KERNELS] [kvbench] [cpubench]
+#   backend-cuda/bench/h200-run.sh [parity] [sparse] [smoke] [serve] [model14] [linear] [bench:KERNELS] [kvbench] [cpubench]
 #   (results under $OUT; model14 needs .bundle/test and models/dsv4-tiny-fp8)
 # parity needs .bundle/test (scripts/gpu-bundle-tests); sparse needs backend-cuda/target/native (carry it);
 # smoke, bench and cpubench need .bundle/strata-gpu-bundle.tar.xz (scripts/gpu-bundle);
@@ -82,7 +82,7 @@ for step in "$@"; do
       [[ -x $rt/runtime/bin/java ]] || { mkdir -p $rt && tar -xJf .bundle/test/runtime.tar.xz -C $rt; }
       [[ ${TESTS:-1} == 1 ]] && timeout ${TESTS_S:-150} sh .bundle/test/run-tests --exclude-classname '.*ModelParityTest' 2>&1 \
         | tee "$out/tests.txt" | grep -E 'tests (successful|failed|skipped)|✘|captured|request [0-9]: worst' | head -40
-      [[ ${TESTS:-1} == 1 ]] && timeout ${PARITY_S:-120} sh .bundle/test/run-tests --include-classname '.*ModelParityTest' 2>&1 \
+      [[ ${TESTS:-1} == 1 && ${PARITY:-1} == 1 ]] && timeout ${PARITY_S:-120} sh .bundle/test/run-tests --include-classname '.*ModelParityTest' 2>&1 \
         | tee "$out/parity.txt" | grep -E 'tests (successful|failed)|✘' | head -20
       cp=".bundle/test/test-classes:.bundle/test/classes"; for j in .bundle/test/lib/*.jar; do cp="$cp:$j"; done
       timeout ${BENCH_S:-220} $rt/runtime/bin/java -Xmx100g --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
@@ -93,6 +93,10 @@ for step in "$@"; do
         --contexts 8192,32768,131072 --batches 1,8,64,256 --modes eager,compile --compile-shapes ${PEER_COMPILE:-1x8192} \
         --steps 10 --budget-s ${PEER_BUDGET:-120} --out "$out/peer.json" 2>&1 | tee "$out/peer.txt" | tail -30
       tar -czf "$out/model14.tgz" -C "$out" $(cd "$out" && ls tests.txt parity.txt decode.txt decode.json peer.txt peer.json 2>/dev/null) ;;
+    linear)
+      # the decode GEMMs alone at V4-Flash shapes against copy bandwidth (needs backend-cuda/target/native)
+      PYTHONUNBUFFERED=1 python3 backend-cuda/bench/bench_linear.py --lib backend-cuda/target/native/libstrata_cuda.so \
+        --batches ${LINEAR_BATCHES:-1,8,64} --out "$out" 2>&1 | grep -v -E 'Warning|warn\(' | tee "$out/linear.txt" | tail -40 ;;
     alt*:*)
       # A/B: the same benchmark (and the parity tests) against a variant library built into
       # backend-cuda/target/native-<name>, e.g. step "alt2:F3,F2" uses target/native-alt2

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The decode GEMMs of one V4-Flash layer at kernel level: strata_linear (attention projections, shared
+expert) and strata_moe_expert_linear (routed FP4 experts), each timed alone by CUDA events over a CUDA
+graph of several calls, with enough weight copies rotated that no call reads its weights from L2.
+Reports the weight bytes each call must read, the time, and that as a share of the device-to-device copy
+bandwidth measured in the same run (read + write counted, as the decode benchmark's roofline does).
+
+usage: python3 bench_linear.py --lib libstrata_cuda.so [--batches 1,8,64] [--out DIR]
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import random
+
+import torch
+
+I64, I32 = ctypes.c_int64, ctypes.c_int
+dev = torch.device("cuda")
+BF16, F32, FP8, FP4 = 0, 1, 2, 3
+DIM, EXPERTS, TOPK, INTER = 4096, 256, 6, 2048
+
+
+def load(path):
+    lib = ctypes.CDLL(path)
+    lib.strata_linear.restype = I32
+    lib.strata_linear.argtypes = [I32, I64, I64, I32, I32, I32, I64, I32, I32, I64, I32, I32, I32, I64, I64]
+    lib.strata_moe_expert_linear.restype = I32
+    lib.strata_moe_expert_linear.argtypes = [I32, I64, I64, I64, I64, I32, I32, I32, I32, I32, I64, I64, I64, I64,
+                                             I32, I64, I32, I64]
+    lib.strata_moe_tile_rows.restype = I32
+    lib.strata_moe_tile_rows.argtypes = [I32, I32, I32]
+    return lib
+
+
+def weight_bytes(fmt, rows, cols):
+    data = rows * cols * {BF16: 2, F32: 4, FP8: 1, FP4: 0.5}[fmt]
+    scale = {FP8: math.ceil(rows / 128) * math.ceil(cols / 128), FP4: rows * cols // 32}.get(fmt, 0)
+    return int(data), int(scale)
+
+
+def random_weight(fmt, rows, cols, copies=1):
+    data, scale = weight_bytes(fmt, rows, cols)
+    if fmt == BF16:  # random bytes would make NaNs
+        w = (torch.randn(copies, data // 2, device=dev) * 0.02).to(torch.bfloat16).view(torch.uint8)
+    else:
+        w = torch.randint(0, 256, (copies, data), dtype=torch.uint8, device=dev)
+    if fmt == FP8:  # keep e4m3 finite: clear the exponent-all-ones-mantissa-all-ones NaN codes
+        w[(w & 0x7f) == 0x7f] = 0x7e
+    s = torch.randint(118, 128, (copies, max(scale, 1)), dtype=torch.uint8, device=dev)
+    return w, s
+
+
+def copy_bandwidth():
+    n = 1 << 30
+    a = torch.empty(n, dtype=torch.uint8, device=dev).random_(0, 255)
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(10):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        b.copy_(a)
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) / 1e3)
+    ts.sort()
+    return 2 * n / ts[len(ts) // 2] / 1e9
+
+
+def timed(calls, reps=5):
+    """Median seconds per call of the list of zero-argument launches, replayed as one CUDA graph."""
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for c in calls:
+            c(s.cuda_stream)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        for c in calls:
+            c(s.cuda_stream)
+    g.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        g.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) / 1e3 / len(calls))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def check(rc, what):
+    if rc != 0:
+        raise RuntimeError(f"{what}: CUDA error {rc}")
+
+
+def plain(lib, name, fmt, rows, cols, m, groups=1):
+    data, scale = weight_bytes(fmt, rows * groups, cols)
+    copies = max(2, min(16, math.ceil(512e6 / (data + scale))))
+    w, s = random_weight(fmt, rows * groups, cols, copies)
+    quant = fmt in (FP8, FP4) and groups == 1  # the engine quantizes wo_a's input itself
+    x = (torch.randn(m, cols * groups, device=dev) * 0.5).to(torch.bfloat16)
+    y = torch.empty(m, rows * groups, dtype=torch.bfloat16, device=dev)
+    ws = torch.empty(max(256, m * cols * 2), dtype=torch.uint8, device=dev)
+
+    def call(i):
+        return lambda st: check(lib.strata_linear(fmt, w[i].data_ptr(), s[i].data_ptr(), rows, cols, groups,
+                                                  x.data_ptr(), cols * groups, m, y.data_ptr(), rows * groups, 1,
+                                                  int(quant), ws.data_ptr(), st), name)
+    t = timed([call(i) for i in range(copies)])
+    # the first rows again through the one-row kernel: the batched kernels must agree up to summation order
+    y2 = torch.empty(1, rows * groups, dtype=torch.bfloat16, device=dev)
+    check(lib.strata_linear(fmt, w[0].data_ptr(), s[0].data_ptr(), rows, cols, groups, x.data_ptr(), cols * groups, 1,
+                            y2.data_ptr(), rows * groups, 1, int(quant), ws.data_ptr(), 0), name)
+    call(0)(0)
+    torch.cuda.synchronize()
+    ref = y2[0].float()
+    err = ((y[0].float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+    return {"name": name, "fmt": fmt, "rows": rows * groups, "cols": cols, "m": m, "bytes": data + scale, "s": t,
+            "row0_vs_m1": err}
+
+
+def experts(lib, name, fmt, rows, cols, m, tile=None):
+    pairs = m * TOPK
+    tile = tile or lib.strata_moe_tile_rows(m, TOPK, EXPERTS)
+    data, scale = weight_bytes(fmt, rows, cols)
+    copies = max(2, min(8, math.ceil(1.2e9 / (EXPERTS * (data + scale)))))
+    w, s = random_weight(fmt, rows * EXPERTS, cols, copies)
+    rnd = random.Random(m)
+    ids = sorted(e for _ in range(m) for e in rnd.sample(range(EXPERTS), TOPK))
+    counts = [ids.count(e) for e in range(EXPERTS)]
+    offsets, tile_offsets = [0], [0]
+    for c in counts:
+        offsets.append(offsets[-1] + c)
+        tile_offsets.append(tile_offsets[-1] + (c + tile - 1) // tile)
+    touched = sum(1 for c in counts if c) * (data + scale)
+    off = torch.tensor(offsets, dtype=torch.int32, device=dev)
+    toff = torch.tensor(tile_offsets, dtype=torch.int32, device=dev)
+    gather = torch.tensor([p // TOPK for p in range(pairs)], dtype=torch.int32, device=dev)
+    x = (torch.randn(m, cols, device=dev) * 0.5).to(torch.bfloat16)
+    y = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
+
+    def call(i):
+        return lambda st: check(lib.strata_moe_expert_linear(fmt, w[i].data_ptr(), s[i].data_ptr(), data, scale, rows,
+                                                             cols, EXPERTS, pairs, tile, off.data_ptr(),
+                                                             toff.data_ptr(), gather.data_ptr(), x.data_ptr(), cols,
+                                                             y.data_ptr(), rows, st), name)
+    t = timed([call(i) for i in range(copies)])
+    return {"name": name, "fmt": fmt, "rows": rows, "cols": cols, "m": m, "tile_rows": tile,
+            "experts_touched": sum(1 for c in counts if c), "bytes": touched, "s": t}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--batches", default="1,8,64")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--tiles", default="", help="also time the w1 experts GEMM with these tile rows")
+    a = ap.parse_args()
+    lib = load(a.lib)
+    bw = copy_bandwidth()
+    print(f"device copy bandwidth {bw:.0f} GB/s (read + write)")
+    rows = []
+    for m in [int(b) for b in a.batches.split(",")]:
+        cases = [
+            lambda: plain(lib, "wq_a", FP8, 1024, DIM, m),
+            lambda: plain(lib, "wq_b", FP8, 64 * 512, 1024, m),
+            lambda: plain(lib, "wkv", FP8, 512, DIM, m),
+            lambda: plain(lib, "wo_a (8 groups)", FP8, 1024, DIM, m, groups=8),
+            lambda: plain(lib, "wo_b", FP8, DIM, 8192, m),
+            lambda: plain(lib, "shared w1", FP8, INTER, DIM, m),
+            lambda: plain(lib, "shared w2", FP8, DIM, INTER, m),
+            lambda: plain(lib, "gate (bf16)", BF16, EXPERTS, DIM, m),
+            lambda: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m),
+            lambda: experts(lib, "experts w2 (fp4)", FP4, DIM, INTER, m),
+        ]
+        if a.tiles:
+            for tile in [int(t) for t in a.tiles.split(",")]:
+                cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))
+        for c in cases:
+            r = c()
+            r["gbps"] = r["bytes"] / r["s"] / 1e9
+            r["of_copy_bw"] = r["gbps"] / bw
+            rows.append(r)
+            extra = f" tile {r['tile_rows']}, {r['experts_touched']} experts" if "tile_rows" in r else ""
+            if "row0_vs_m1" in r:
+                extra += f" (row 0 vs m=1: {r['row0_vs_m1']:.1e} of max)"
+            print(f"m={m:<3} {r['name']:<18} {r['rows']:>6}x{r['cols']:<5} {r['bytes'] / 1e6:8.2f} MB "
+                  f"{r['s'] * 1e6:8.1f} us {r['gbps']:7.0f} GB/s = {100 * r['of_copy_bw']:5.1f}% of copy{extra}",
+                  flush=True)
+            torch.cuda.empty_cache()
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "linear.json"), "w") as f:
+            json.dump({"copy_gbps": bw, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
