@@ -116,10 +116,14 @@ def plain(lib, name, fmt, rows, cols, m, groups=1):
                                                   int(quant), ws.data_ptr(), st), name)
     t = timed([call(i) for i in range(copies)])
     # the first rows again through the one-row kernel: the batched kernels must agree up to summation order
-    y2 = torch.empty(1, rows * groups, dtype=torch.bfloat16, device=dev)
+    # (both outputs start as NaN, so an output a kernel leaves unwritten shows)
+    torch.cuda.synchronize()
+    st = torch.cuda.current_stream().cuda_stream
+    y.fill_(float("nan"))
+    y2 = torch.full((1, rows * groups), float("nan"), dtype=torch.bfloat16, device=dev)
     check(lib.strata_linear(fmt, w[0].data_ptr(), s[0].data_ptr(), rows, cols, groups, x.data_ptr(), cols * groups, 1,
-                            y2.data_ptr(), rows * groups, 1, int(quant), ws.data_ptr(), 0), name)
-    call(0)(0)
+                            y2.data_ptr(), rows * groups, 1, int(quant), ws.data_ptr(), st), name)
+    call(0)(st)
     torch.cuda.synchronize()
     ref = y2[0].float()
     err = ((y[0].float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()

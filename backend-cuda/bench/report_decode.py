@@ -1,6 +1,6 @@
 """Markdown tables from ModelDecodeBench's JSON (and, optionally, bench_torch_peer.py's): step time per
-variant and repeat, the best variant against the roofline (bytes a step must read / the copy bandwidth
-measured in the same run), the streams and graphs gains, and the PyTorch peer.
+variant and repeat, the best variant against the roofline (bytes a step must read, the output head
+included, / the copy bandwidth measured in the same run), the streams and graphs gains, and the PyTorch peer.
 
     python3 backend-cuda/bench/report_decode.py decode.json [peer.json] > tables.md
 """
@@ -44,7 +44,7 @@ def main():
     for c, b in shapes:
         best_v, best = min(((v, statistics.median(ms[(c, b, v)])) for v in VARIANTS if (c, b, v) in ms),
                            key=lambda t: t[1])
-        total = step_bytes(b, c, ratios, FLASH, OURS)["total"]
+        total = step_bytes(b, c, ratios, FLASH, OURS, head=True)["total"]
         roof = total / bw * 1e3
         gain = lambda a, z: (f"{(1 - statistics.median(ms[(c, b, z)]) / statistics.median(ms[(c, b, a)])) * 100:+.1f}%"
                              if (c, b, a) in ms and (c, b, z) in ms else "–")

@@ -20,6 +20,14 @@ class RooflineTest(unittest.TestCase):
         self.assertLess(expected_distinct_experts(256), 256)
         self.assertGreater(expected_distinct_experts(256), 255)
 
+    def test_head(self):
+        # bf16 129280 x 4096, hc_head_fn fp32 4 x 16384 + base 4 + scale 1, norm fp32 4096
+        with_head = step_bytes(1, 8192, [0], FLASH, OURS, head=True)
+        without = step_bytes(1, 8192, [0], FLASH, OURS)
+        self.assertEqual(with_head["weights_head"], 129280 * 4096 * 2 + (65536 + 5) * 4 + 4096 * 4)
+        self.assertEqual(with_head["total"] - without["total"], with_head["weights_head"])
+        self.assertEqual(without["weights_head"], 0)
+
     def test_expert_bytes(self):
         # w1, w3: 2048 x 4096 / 2 bytes + 2048 x 128 scales; w2: 4096 x 2048 / 2 + 4096 x 64
         self.assertEqual(expert_bytes(FLASH, OURS), 2 * (4194304 + 262144) + 4194304 + 262144)

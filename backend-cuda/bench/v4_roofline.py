@@ -17,8 +17,10 @@ closes a block — the step of the most work; 1/r of the steps on a layer of rat
   kv_write   per sequence and layer: the new window entry, the compressed entries closed this step
   state      per sequence and compressed layer: the compressor state written (one position) and read at
              the block close (2r positions for ratio 4, r for 128)
+  head       with head=True: the output head (bf16 [vocab, dim]), its HC mix and the final norm, read
+             once per step whatever the batch (the decode benchmark's step computes logits)
 Not counted: activations (a few KiB per token per layer), the indexer's intermediate scores, the embedding
-and the head (outside the slice).
+rows (a few KiB).
 """
 import math
 
@@ -29,6 +31,7 @@ FLASH = {
     "experts": 256, "topk_experts": 6, "shared_experts": 1, "moe_inter": 2048, "num_hash_layers": 3,
     "index_heads": 64, "index_dim": 128, "index_topk": 512, "hc": 4,
     "compress_ratios": [0, 0] + [4, 128] * 20 + [4, 0],
+    "vocab": 129280,
 }
 
 # Storage formats. fp8_scale: bytes per 128x128 block scale; fp4_scale: bytes per 32-element scale.
@@ -96,14 +99,20 @@ def expert_bytes(cfg, fmt):
     return 2 * fp4_bytes(inter, D, fmt) + fp4_bytes(D, inter, fmt)
 
 
-def step_bytes(batch, context, layers_ratios, config=FLASH, fmt=OURS):
+def head_bytes(cfg, fmt):
+    """The output head (bf16), the head's HC mix (fp32 [hc, hc*dim] + base + scale) and the final norm."""
+    D, hc, f4 = cfg["dim"], cfg["hc"], fmt["small_f32"]
+    return cfg["vocab"] * D * 2 + (hc * hc * D + hc + 1) * f4 + D * f4
+
+
+def step_bytes(batch, context, layers_ratios, config=FLASH, fmt=OURS, head=False):
     """Bytes one decode step of `batch` sequences at `context` tokens moves over the layers whose compress
-    ratios are `layers_ratios` (layer i is hash-routed if i < num_hash_layers). Returns a dict of
-    components (bytes, floats where an expectation is involved) and their 'total'."""
+    ratios are `layers_ratios` (layer i is hash-routed if i < num_hash_layers), plus the output head when
+    `head`. Returns a dict of components (bytes, floats where an expectation is involved) and their 'total'."""
     cfg = config
     hd, W = cfg["head_dim"], cfg["window"]
     out = {"weights_attn": 0, "weights_compressor": 0, "weights_indexer": 0, "weights_hc_norm_gate": 0,
-           "weights_shared_expert": 0, "weights_routed_experts": 0.0,
+           "weights_shared_expert": 0, "weights_routed_experts": 0.0, "weights_head": head_bytes(cfg, fmt) if head else 0,
            "kv_window": 0, "kv_compressed": 0, "kv_indexer_keys": 0, "kv_write": 0.0, "compressor_state": 0.0}
     distinct = expected_distinct_experts(batch, cfg["experts"], cfg["topk_experts"])
     e_bytes = expert_bytes(cfg, fmt)
