@@ -39,6 +39,8 @@ public final class CudaExecutor implements ModelExecutor {
     private static final int DEVICE = 0;
     private static final int DEFAULT_GRAPH_CONTEXT = 32768;
     private static final int DEFAULT_CAPTURE_BUDGET_MS = 60_000;
+    // the 105 shapes of an 8-layer V4-Flash slice took 0.67 GiB; a 43-layer model about five times that
+    private static final int DEFAULT_CAPTURE_MEMORY_MB = 8192;
 
     private final ModelConfig config;
     private final String device;
@@ -54,12 +56,13 @@ public final class CudaExecutor implements ModelExecutor {
     private DecodeGraphs graphs;
 
     /** What {@code strata.cuda.*} asks of decode graphs: none when {@code enabled} is false. */
-    record GraphSettings(boolean enabled, int maxBatch, int maxContext, int budgetMillis) {
+    record GraphSettings(boolean enabled, int maxBatch, int maxContext, CaptureBudget budget) {
         static GraphSettings of(LoadOptions o, int maxBatchRequests) {
             int cap = Math.min(DeviceModel.headRows(), maxBatchRequests);
             return new GraphSettings(o.flag("cuda-graphs", true), o.integer("graph-max-batch", cap, 1, cap),
                 o.integer("graph-max-context", DEFAULT_GRAPH_CONTEXT, 256, 1 << 20),
-                o.integer("graph-capture-budget-ms", DEFAULT_CAPTURE_BUDGET_MS, 0, Integer.MAX_VALUE));
+                new CaptureBudget(o.integer("graph-capture-budget-ms", DEFAULT_CAPTURE_BUDGET_MS, 0, Integer.MAX_VALUE),
+                    (long) o.integer("graph-capture-memory-mb", DEFAULT_CAPTURE_MEMORY_MB, 0, 1 << 20) << 20));
         }
     }
 
@@ -243,7 +246,7 @@ public final class CudaExecutor implements ModelExecutor {
         streams.close();
         streams = StepStreams.create(streamCount);
         graphSettings = new GraphSettings(graphsOn, graphSettings.maxBatch(), graphSettings.maxContext(),
-            graphSettings.budgetMillis());
+            graphSettings.budget());
         if (graphsOn && kv != null) {
             captureGraphs();
         }
@@ -252,7 +255,7 @@ public final class CudaExecutor implements ModelExecutor {
     /** Decode graphs over the current pools and streams, as {@link #graphSettings} asks. */
     private void captureGraphs() {
         graphs = new DecodeGraphs(model, kv, streams, logitHost);
-        graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budgetMillis());
+        graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budget());
     }
 
     /** Benchmarks: every KV page holds small random entries, as if a long context had been prefilled. */

@@ -71,10 +71,10 @@ final class DecodeGraphs implements AutoCloseable {
     }
 
     /**
-     * Captures the ladder, smallest shapes first, until {@code budgetMillis} is spent. A capture that fails
-     * is logged and ends capturing: steps then run eagerly past the shapes captured so far.
+     * Captures the ladder, smallest shapes first, until the budget's time or memory is spent. A capture that
+     * fails is logged and ends capturing: steps then run eagerly past the shapes captured so far.
      */
-    void capture(int maxBatch, int maxContext, long budgetMillis) {
+    void capture(int maxBatch, int maxContext, CaptureBudget budget) {
         List<Integer> batches = batchLadder(maxBatch);
         List<Integer> contexts = contextLadder(maxContext);
         long t0 = System.nanoTime();
@@ -92,11 +92,12 @@ final class DecodeGraphs implements AutoCloseable {
                 }
             }
             ws.freeze();
+            long freeFrozen = CudaExecutor.memInfo()[0];
             outer:
             for (int context : contexts) {
                 for (int batch : batches) {
-                    if ((System.nanoTime() - t0) / 1_000_000 > budgetMillis) {
-                        stopped = "capture time budget of " + budgetMillis + " ms spent";
+                    stopped = budget.spent((System.nanoTime() - t0) / 1_000_000, freeFrozen - CudaExecutor.memInfo()[0]);
+                    if (stopped != null) {
                         break outer;
                     }
                     captureOne(new StepPlan.Capacity(batch, context));
