@@ -528,10 +528,11 @@ cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     const int tiles = a.offsets ? a.max_tiles : ((a.m + MT - 1) / MT) * a.groups;
     // one wave of resident CTAs over all tiles (for experts, max_tiles bounds the tiles that have rows)
     const int sms = sm_count();
-    int occupancy = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, k_skinny<FMT, MT>, 256, 0) != cudaSuccess || occupancy < 1) {
-        occupancy = 1;
-    }
+    // resident CTAs per SM: a property of the compiled kernel, asked once (eager steps launch dozens of these)
+    static const int occupancy = [] {
+        int n = 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_skinny<FMT, MT>, 256, 0) == cudaSuccess && n > 0 ? n : 1;
+    }();
     // at most one wave: a CTA streams for long, and a second, partial wave would run alone at the end
     int per_tile = occupancy * sms / tiles;
     per_tile = per_tile < 1 ? 1 : (per_tile > nfb ? nfb : per_tile);
