@@ -12,7 +12,6 @@ import java.time.Duration;
 final class HeartbeatMonitor implements AutoCloseable {
     private final FrameChannel channel;
     private volatile long lastBeatNanos = System.nanoTime();
-    private volatile long beats;
 
     private HeartbeatMonitor(FrameChannel channel) {
         this.channel = channel;
@@ -31,7 +30,6 @@ final class HeartbeatMonitor implements AutoCloseable {
                 FrameChannel.Frame f = channel.receive();
                 if (f.type() == WorkerProtocol.HEARTBEAT) {
                     lastBeatNanos = System.nanoTime();
-                    beats++;
                 }
             }
         } catch (IOException e) {
@@ -42,11 +40,6 @@ final class HeartbeatMonitor implements AutoCloseable {
     /** Time since the last beat (or since the worker started, before its first one). */
     Duration silence() {
         return Duration.ofNanos(System.nanoTime() - lastBeatNanos);
-    }
-
-    /** Beats received so far. */
-    long beats() {
-        return beats;
     }
 
     @Override
