@@ -16,11 +16,12 @@ import java.util.Locale;
  * @param pluginId      the serving plugin, null when none serves
  * @param memory        device memory lines, empty for a host-memory backend
  * @param offlineReason why nothing serves (null while serving)
- * @param worker        the worker process running the backend, its state and restarts (null when in-process)
+ * @param workers       the worker processes running the backend (one per rank), each with its state and
+ *                      restarts; empty when the backend runs in the platform's process
  */
 public record ServingView(String pluginId, String name, String device, List<PoolRow> pools, String poolTotal,
                           List<String> memory, List<ServingBackend.Skipped> skipped, String offlineReason,
-                          String worker) {
+                          List<String> workers) {
 
     /** One KV pool as a table row. */
     public record PoolRow(String bucket, int pages, String size) {
@@ -30,18 +31,18 @@ public record ServingView(String pluginId, String name, String device, List<Pool
         var serving = backend.serving().orElse(null);
         if (serving == null || !status.up()) {
             return new ServingView(null, null, null, List.of(), null, List.of(), backend.skipped(),
-                    status.up() ? "no backend chosen" : status.detail(), workerLine(backend));
+                    status.up() ? "no backend chosen" : status.detail(), workerLines(backend));
         }
         List<PoolRow> pools = serving.pools().stream()
                 .map(p -> new PoolRow(p.bucket(), p.pages(), bytes(p.bytes()))).toList();
         List<String> memory = backend.deviceMemory().map(ServingView::memoryLines).orElse(List.of());
         return new ServingView(serving.pluginId(), serving.name(), serving.device(), pools, bytes(serving.poolBytes()),
-                memory, backend.skipped(), null, workerLine(backend));
+                memory, backend.skipped(), null, workerLines(backend));
     }
 
-    /** The worker process line ("worker-0 (pid 4242): running; restarted 1 time(s), ..."), null in-process. */
-    private static String workerLine(ServingBackend backend) {
-        return backend.worker().map(io.strata.platform.workers.WorkerState::summary).orElse(null);
+    /** One line per worker process ("worker-0 (pid 4242): running; restarted 1 time(s), ..."), none in-process. */
+    private static List<String> workerLines(ServingBackend backend) {
+        return backend.workers().stream().map(io.strata.platform.workers.WorkerState::summary).toList();
     }
 
     public boolean serving() {

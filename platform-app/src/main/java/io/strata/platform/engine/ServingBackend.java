@@ -4,6 +4,7 @@ import io.strata.platform.workers.WorkerState;
 import io.strata.spi.exec.DeviceMemory;
 import org.springframework.stereotype.Component;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -48,7 +49,8 @@ public class ServingBackend {
     private volatile Serving serving;
     private volatile List<Skipped> skipped = List.of();
     private volatile DeviceMemory deviceMemory;
-    private volatile WorkerState worker;
+    /** One state per worker process, in the order they first reported (rank order); replaced whole on a change. */
+    private volatile List<WorkerState> workers = List.of();
 
     void chose(Serving serving, DeviceMemory memory) {
         this.deviceMemory = memory;
@@ -64,14 +66,34 @@ public class ServingBackend {
         this.deviceMemory = memory;
     }
 
-    /** Published by the worker supervisor on every change of its worker (start, crash, restart, stop). */
-    void worker(WorkerState state) {
-        this.worker = state;
+    /**
+     * Published by a worker supervisor on every change of its worker (start, crash, restart, stop); with one
+     * worker per data-parallel rank each supervisor publishes its own, told apart by {@link WorkerState#worker()}.
+     */
+    synchronized void worker(WorkerState state) {
+        List<WorkerState> next = new ArrayList<>(workers);
+        int at = -1;
+        for (int i = 0; i < next.size(); i++) {
+            if (next.get(i).worker().equals(state.worker())) {
+                at = i;
+            }
+        }
+        if (at >= 0) {
+            next.set(at, state);
+        } else {
+            next.add(state);
+        }
+        this.workers = List.copyOf(next);
     }
 
-    /** The worker process that runs the backend; empty when the backend runs inside the platform. */
-    public Optional<WorkerState> worker() {
-        return Optional.ofNullable(worker);
+    /** The worker processes that run the backend, one per rank in rank order; empty when it runs inside the platform. */
+    public List<WorkerState> workers() {
+        return workers;
+    }
+
+    /** The worker process called {@code name} (e.g. {@code worker-1}), if there is one. */
+    public Optional<WorkerState> worker(String name) {
+        return workers.stream().filter(w -> w.worker().equals(name)).findFirst();
     }
 
     public Optional<String> pluginId() {

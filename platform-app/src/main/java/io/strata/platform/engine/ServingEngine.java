@@ -331,8 +331,8 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
             metrics.stepFailed();
             consecutiveFailures++;
             if (e.getCause() instanceof WorkerCrashedException) {
-                // expected on this path (the supervisor has logged the crash and restarts the worker): no stack trace
-                log.warn("Backend step failed ({} sequences affected): {}", plan.chunks().size(), e.getMessage());
+                // the supervisor has logged the crash (the one WARN line) and restarts the worker: no stack trace
+                log.info("Backend step failed ({} sequences affected): {}", plan.chunks().size(), e.getMessage());
             } else {
                 log.error("Backend step failed ({} sequences affected)", plan.chunks().size(), e);
             }
@@ -402,7 +402,8 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
             }
         }
         int dropped = kv.dropPrefixCache();
-        log.warn("The backend lost its KV cache: failed the running requests and dropped {} cached pages ({})", dropped, why);
+        // only a worker crash loses the KV, and the supervisor has logged that as a WARN already
+        log.info("The backend lost its KV cache: failed the running requests and dropped {} cached pages ({})", dropped, why);
     }
 
     private void accept(Sequence s, SampledToken t) {

@@ -54,7 +54,7 @@ public final class RemoteExecutor implements ModelExecutor {
      */
     public static RemoteExecutor start(WorkerLaunch launch, ModelConfig config, WorkerProperties props,
                                        MeterRegistry registry, Consumer<WorkerState> state) {
-        WorkerSupervisor supervisor = new WorkerSupervisor(launch, props.workerStartTimeout(), registry, state);
+        WorkerSupervisor supervisor = new WorkerSupervisor(launch, props, registry, state);
         try {
             supervisor.start();
         } catch (RuntimeException e) {

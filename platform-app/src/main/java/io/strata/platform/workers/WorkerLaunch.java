@@ -3,6 +3,7 @@ package io.strata.platform.workers;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -41,8 +42,8 @@ public record WorkerLaunch(String name, Path pluginJar, String pluginId, Path mo
         return options == null || options.isBlank() ? List.of() : Arrays.asList(options.trim().split("\\s+"));
     }
 
-    /** The command line that starts the worker listening on {@code socket}. */
-    List<String> command(Path socket) {
+    /** The command line that starts the worker listening on {@code socket}, beating every {@code heartbeat}. */
+    List<String> command(Path socket, Duration heartbeat) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -61,12 +62,13 @@ public record WorkerLaunch(String name, Path pluginJar, String pluginId, Path mo
         } else {
             cmd.add(WorkerMain.class.getName());
         }
-        cmd.addAll(arguments(socket));
+        cmd.addAll(arguments(socket, heartbeat));
         return cmd;
     }
 
-    List<String> arguments(Path socket) {
-        List<String> args = new ArrayList<>(List.of("--socket=" + socket, "--plugin-jar=" + pluginJar.toAbsolutePath(),
+    List<String> arguments(Path socket, Duration heartbeat) {
+        List<String> args = new ArrayList<>(List.of("--socket=" + socket, "--heartbeat-interval-ms=" + heartbeat.toMillis(),
+                "--plugin-jar=" + pluginJar.toAbsolutePath(),
                 "--plugin=" + pluginId, "--model=" + modelDir.toAbsolutePath(), "--model-id=" + modelId,
                 "--max-batch-tokens=" + maxBatchTokens, "--max-batch-requests=" + maxBatchRequests));
         settings.forEach((k, v) -> args.add("--setting." + k + "=" + v));

@@ -13,6 +13,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -20,7 +21,9 @@ import java.util.Map;
  * A worker process: loads one backend plugin and the model, then serves one {@link ModelExecutor} to the
  * platform over a Unix-domain socket ({@link WorkerProtocol}). Started by {@link WorkerSupervisor} with the
  * platform's own java binary and class path; arguments are {@code --key=value} ({@link WorkerLaunch#arguments}).
- * The socket is bound only once the model is loaded, so the platform's connect doubles as "ready". Exit codes:
+ * The socket is bound only once the model is loaded, so the platform's connect doubles as "ready"; the platform
+ * connects twice (control, then heartbeat: {@link WorkerProtocol}) and the worker beats every
+ * {@code --heartbeat-interval-ms} from then on. Exit codes:
  * 0 closed by the platform (or the platform went away), 2 could not start, 3 the executor failed fatally.
  */
 public final class WorkerMain {
@@ -52,7 +55,9 @@ public final class WorkerMain {
             Files.deleteIfExists(socket);
             server.bind(UnixDomainSocketAddress.of(socket));
             log.info("worker ready: backend '{}', model {}, socket {}", a.get("plugin"), a.get("model-id"), socket);
-            try (SocketChannel ch = server.accept(); FrameChannel channel = new FrameChannel(ch)) {
+            try (SocketChannel ch = server.accept(); FrameChannel channel = new FrameChannel(ch);
+                 SocketChannel beats = server.accept(); FrameChannel heartbeat = new FrameChannel(beats)) {
+                Heartbeat.start(heartbeat, Duration.ofMillis(Long.parseLong(a.get("heartbeat-interval-ms"))));
                 new WorkerServer(executor, a.get("model-id"), channel).serve();
             }
         } catch (Exception | Error e) {

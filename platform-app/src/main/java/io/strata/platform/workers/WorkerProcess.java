@@ -21,9 +21,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One started worker process and its channel: its output relayed to the platform log line by line with the
- * worker's name as prefix (the last lines of stderr kept for crash messages), its hello read, its end
- * described ("exited with code 137; last output: ...").
+ * One started worker process and its channels: its output relayed to the platform log line by line with the
+ * worker's name as prefix (the last lines of stderr kept for crash messages), its hello read, its heartbeats
+ * watched ({@link HeartbeatMonitor}), its end described ("exited with code 137; last output: ...").
  */
 final class WorkerProcess implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerProcess.class);
@@ -38,6 +38,7 @@ final class WorkerProcess implements AutoCloseable {
     private final java.util.concurrent.CompletableFuture<String> ended = new java.util.concurrent.CompletableFuture<>();
     private volatile String killedBecause;
     private FrameChannel channel;
+    private HeartbeatMonitor heartbeat;
     private long weightBytes;
     private BackendCapabilities capabilities;
 
@@ -50,17 +51,18 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /**
-     * Starts the worker and waits until it has loaded the model and said hello.
+     * Starts the worker and waits until it has loaded the model and said hello; from then on it beats every
+     * {@code heartbeat}.
      *
      * @throws IllegalStateException with the exit code and the last lines of its stderr when it exits or does not
      *                               become ready within {@code timeout}
      */
-    static WorkerProcess start(WorkerLaunch launch, Duration timeout) {
+    static WorkerProcess start(WorkerLaunch launch, Duration timeout, Duration heartbeat) {
         Path dir;
         Process process;
         try {
             dir = Files.createTempDirectory("strata-" + launch.name() + "-");
-            process = new ProcessBuilder(launch.command(dir.resolve("worker.sock"))).start();
+            process = new ProcessBuilder(launch.command(dir.resolve("worker.sock"), heartbeat)).start();
             process.getOutputStream().close();
         } catch (IOException e) {
             throw new IllegalStateException(launch.name() + " could not be started: " + e.getMessage(), e);
@@ -90,9 +92,24 @@ final class WorkerProcess implements AutoCloseable {
                         throw e;
                     }
                     channel = new FrameChannel(ch);
-                    FrameChannel.Frame hello = channel.receive();
+                    SocketChannel beats = SocketChannel.open(StandardProtocolFamily.UNIX);
+                    FrameChannel beatChannel = new FrameChannel(beats);
+                    try {
+                        beats.connect(UnixDomainSocketAddress.of(socket));
+                    } catch (IOException e) {
+                        beatChannel.close();
+                        throw e;
+                    }
+                    FrameChannel.Frame hello;
+                    try {
+                        hello = channel.receive();
+                    } catch (IOException e) {
+                        beatChannel.close();
+                        throw e;
+                    }
                     weightBytes = hello.body().getLong();
                     capabilities = WorkerProtocol.capabilities(hello.body());
+                    heartbeat = HeartbeatMonitor.start(name, beatChannel);
                     return;
                 } catch (IOException e) {
                     if (channel != null) {
@@ -127,6 +144,10 @@ final class WorkerProcess implements AutoCloseable {
         return channel;
     }
 
+    HeartbeatMonitor heartbeat() {
+        return heartbeat;
+    }
+
     long weightBytes() {
         return weightBytes;
     }
@@ -153,7 +174,12 @@ final class WorkerProcess implements AutoCloseable {
         return dead.get();
     }
 
-    /** Kills the worker, remembering why (a hung step, a failed start-up), for {@link #describeEnd()}. */
+    /** Whether the platform killed this worker ({@link #kill}). */
+    boolean killed() {
+        return killedBecause != null;
+    }
+
+    /** Kills the worker, remembering why (a hung step, no heartbeat, a failed start-up), for {@link #describeEnd()}. */
     void kill(String why) {
         killedBecause = why;
         process.destroyForcibly();
@@ -211,11 +237,14 @@ final class WorkerProcess implements AutoCloseable {
         });
     }
 
-    /** Closes the channel, kills the process if it still runs, removes the socket folder. */
+    /** Closes the channels, kills the process if it still runs, removes the socket folder. */
     @Override
     public void close() {
         if (channel != null) {
             channel.close();
+        }
+        if (heartbeat != null) {
+            heartbeat.close();
         }
         if (process.isAlive()) {
             process.destroyForcibly();

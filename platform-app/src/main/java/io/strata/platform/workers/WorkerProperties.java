@@ -11,24 +11,38 @@ import java.time.Duration;
  *                           instead of inside the platform's JVM; default false
  * @param workerStartTimeout how long a worker may take to load the plugin and the model; default 5m
  * @param workerStepTimeout  how long one step may take before the worker is killed as hung; default 2m
+ * @param workerHeartbeatTimeout how long a started worker may go without a heartbeat before it is killed as
+ *                           hung (stopped, deadlocked, paused), whether or not a step is running; default 5s
  * @param workerJvmOptions   extra JVM options for the worker, space-separated (e.g. {@code -Xmx8g})
  */
 @ConfigurationProperties("strata.engine")
 public record WorkerProperties(Boolean workerProcess, Duration workerStartTimeout, Duration workerStepTimeout,
-                               String workerJvmOptions) {
+                               Duration workerHeartbeatTimeout, String workerJvmOptions) {
     public WorkerProperties {
         workerProcess = workerProcess != null && workerProcess;
         workerStartTimeout = workerStartTimeout == null ? Duration.ofMinutes(5) : workerStartTimeout;
         workerStepTimeout = workerStepTimeout == null ? Duration.ofMinutes(2) : workerStepTimeout;
+        workerHeartbeatTimeout = workerHeartbeatTimeout == null ? Duration.ofSeconds(5) : workerHeartbeatTimeout;
         workerJvmOptions = workerJvmOptions == null ? "" : workerJvmOptions.trim();
-        if (workerStartTimeout.isNegative() || workerStartTimeout.isZero() || workerStepTimeout.isNegative()
-                || workerStepTimeout.isZero()) {
-            throw new IllegalArgumentException("strata.engine.worker-start-timeout and worker-step-timeout must be positive");
+        for (Duration d : new Duration[]{workerStartTimeout, workerStepTimeout, workerHeartbeatTimeout}) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(
+                        "strata.engine.worker-start-timeout, worker-step-timeout and worker-heartbeat-timeout must be positive");
+            }
         }
+        if (workerHeartbeatTimeout.toMillis() < 200) {
+            throw new IllegalArgumentException("strata.engine.worker-heartbeat-timeout must be at least 200ms, got "
+                    + workerHeartbeatTimeout.toMillis() + "ms");
+        }
+    }
+
+    /** How often a worker sends a heartbeat: four beats fit in the timeout, so one late beat is no alarm. */
+    public Duration workerHeartbeatInterval() {
+        return workerHeartbeatTimeout.dividedBy(4);
     }
 
     /** Worker processes off (the default). */
     public static WorkerProperties off() {
-        return new WorkerProperties(false, null, null, null);
+        return new WorkerProperties(false, null, null, null, null);
     }
 }

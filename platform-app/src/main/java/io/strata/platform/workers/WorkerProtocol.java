@@ -22,9 +22,19 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The control channel between the platform and a worker process, over {@link FrameChannel} frames. The worker
- * speaks first ({@link #HELLO}); after that the platform sends one request at a time and the worker answers it
- * with a frame of the same type, or {@link #ERROR} (the request failed, the worker lives on).
+ * The channels between the platform and a worker process, over {@link FrameChannel} frames. The platform makes
+ * two connections to the worker's socket, in this order: the <b>control</b> connection, then the <b>heartbeat</b>
+ * connection (the worker tells them apart by that order). On the control connection the worker speaks first
+ * ({@link #HELLO}, once it has accepted both); after that the platform sends one request at a time and the worker
+ * answers it with a frame of the same type, or {@link #ERROR} (the request failed, the worker lives on). On the
+ * heartbeat connection only the worker speaks: a {@link #HEARTBEAT} frame every interval it was started with,
+ * from a thread of its own ({@link Heartbeat}).
+ *
+ * <p>Why a connection and a thread of their own: a beat must not wait for a step. A ping on the control
+ * connection would queue behind the step in flight, so a long prefill would look like a hang, or the timeout
+ * would have to be as long as the longest step. A separate beating thread answers for the process as a whole —
+ * stopped (SIGSTOP), frozen, swapped out or gone — within seconds, idle or busy; a step that runs forever in a
+ * process that is otherwise alive is the step timeout's business ({@code strata.engine.worker-step-timeout}).
  *
  * <pre>
  * HELLO          worker → platform  long weightBytes, capabilities
@@ -35,6 +45,7 @@ import java.util.Set;
  * DEVICE_MEMORY  → (empty)          ← bool present [, device memory]
  * CLOSE          → (empty)          ← (empty); the worker then exits 0
  * ERROR          ← string kind ("argument" or "state"), string message
+ * HEARTBEAT      worker → platform, heartbeat connection only: long beat number (0, 1, 2, ...)
  *
  * capabilities  = long kvMemoryBytes, int n, n × string mainDtype, int n, n × string indexerDtype,
  *                 bool graphCapture, int maxBatchTokens, int maxBatchRequests
@@ -55,6 +66,7 @@ final class WorkerProtocol {
     static final byte DEVICE_MEMORY = 5;
     static final byte CLOSE = 6;
     static final byte ERROR = 7;
+    static final byte HEARTBEAT = 8;
 
     private WorkerProtocol() {
     }

@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -15,9 +16,10 @@ import java.util.function.Consumer;
 
 /**
  * Owns one worker process's life: starts it, notices its death (process exit, end of channel, a step that
- * outlived its timeout and was killed), reports it (one WARN line, {@code strata_worker_restarts_total}, the
- * published {@link WorkerState}) and restarts it on its own thread, running the restart hook (re-allocating
- * the KV pools) before the new worker serves. Three failed restart attempts in a row leave it {@code failed}.
+ * outlived its timeout, a worker that went silent past the heartbeat timeout — the last two are killed first),
+ * reports it (one WARN line, {@code strata_worker_restarts_total}, the published {@link WorkerState}) and
+ * restarts it on its own thread, running the restart hook (re-allocating the KV pools) before the new worker
+ * serves. Three failed restart attempts in a row leave it {@code failed}.
  */
 final class WorkerSupervisor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerSupervisor.class);
@@ -25,6 +27,8 @@ final class WorkerSupervisor implements AutoCloseable {
 
     private final WorkerLaunch launch;
     private final Duration startTimeout;
+    private final Duration heartbeatTimeout;
+    private final Duration heartbeatInterval;
     private final Counter restartsCounter;
     private final Consumer<WorkerState> publish;
     private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2,
@@ -39,10 +43,14 @@ final class WorkerSupervisor implements AutoCloseable {
     private volatile int restarts;
     private volatile String lastCrash;
     private volatile Instant lastCrashAt;
+    /** When the heartbeat check last ran (timer thread only). */
+    private long lastCheckNanos;
 
-    WorkerSupervisor(WorkerLaunch launch, Duration startTimeout, MeterRegistry registry, Consumer<WorkerState> publish) {
+    WorkerSupervisor(WorkerLaunch launch, WorkerProperties props, MeterRegistry registry, Consumer<WorkerState> publish) {
         this.launch = launch;
-        this.startTimeout = startTimeout;
+        this.startTimeout = props.workerStartTimeout();
+        this.heartbeatTimeout = props.workerHeartbeatTimeout();
+        this.heartbeatInterval = props.workerHeartbeatInterval();
         this.publish = publish;
         this.restartsCounter = Counter.builder("strata.worker_restarts").tag("worker", launch.name())
                 .description("Worker processes that crashed and were restarted").register(registry);
@@ -50,11 +58,13 @@ final class WorkerSupervisor implements AutoCloseable {
 
     /** First start, on the caller's thread; throws (with the exit code and stderr) when the worker cannot start. */
     void start() {
-        WorkerProcess w = WorkerProcess.start(launch, startTimeout);
+        WorkerProcess w = WorkerProcess.start(launch, startTimeout, heartbeatInterval);
         synchronized (lock) {
             current = w;
         }
         watch(w);
+        timer.scheduleWithFixedDelay(this::checkHeartbeat, heartbeatInterval.toMillis(), heartbeatInterval.toMillis(),
+                TimeUnit.MILLISECONDS);
         log.info("{} serves backend '{}' (pid {})", launch.name(), launch.pluginId(), w.pid());
         publish("running");
     }
@@ -125,8 +135,8 @@ final class WorkerSupervisor implements AutoCloseable {
                 return w.ended().join();
             }
         }
-        String message = launch.name() + " (backend '" + launch.pluginId() + "', pid " + w.pid() + ") crashed: "
-                + w.describeEnd();
+        String message = launch.name() + " (backend '" + launch.pluginId() + "', pid " + w.pid() + ") "
+                + (w.killed() ? "hung" : "crashed") + ": " + w.describeEnd();
         lastCrash = message;
         lastCrashAt = Instant.now();
         deaths++;
@@ -143,11 +153,34 @@ final class WorkerSupervisor implements AutoCloseable {
         w.process().onExit().thenRun(() -> died(w));
     }
 
+    /**
+     * Kills the serving worker when it has sent no heartbeat for longer than the timeout; its exit then takes the
+     * crash path ({@link #died}). A check that itself ran late (the platform's own JVM was paused, e.g. by a long
+     * collection) blames no one: the beats may be waiting unread, so the worker gets another round.
+     */
+    private void checkHeartbeat() {
+        long now = System.nanoTime();
+        boolean late = lastCheckNanos != 0 && now - lastCheckNanos > 2 * heartbeatInterval.toNanos();
+        lastCheckNanos = now;
+        WorkerProcess w;
+        synchronized (lock) {
+            w = current;
+        }
+        if (late || w == null || w.dead() || w.killed() || w.heartbeat() == null) {
+            return;
+        }
+        Duration silence = w.heartbeat().silence();
+        if (silence.compareTo(heartbeatTimeout) > 0) {
+            w.kill(String.format(Locale.ROOT, "no heartbeat for %.1f s (strata.engine.worker-heartbeat-timeout: %.1f s)",
+                    silence.toMillis() / 1000.0, heartbeatTimeout.toMillis() / 1000.0));
+        }
+    }
+
     private void restart() {
         for (int attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
             WorkerProcess w = null;
             try {
-                w = WorkerProcess.start(launch, startTimeout);
+                w = WorkerProcess.start(launch, startTimeout, heartbeatInterval);
                 onRestart.accept(w);
                 synchronized (lock) {
                     if (closing) {

@@ -40,7 +40,7 @@ class WorkerStartFailureTest {
         EngineConfiguration.ServedModel broken = new EngineConfiguration.ServedModel(missing, model.weights(),
                 model.tokenizer(), model.card());
         FlakyBackend provider = new FlakyBackend();
-        EngineAssembly.Workers workers = new EngineAssembly.Workers(new WorkerProperties(true, null, null, null),
+        EngineAssembly.Workers workers = new EngineAssembly.Workers(new WorkerProperties(true, null, null, null, null),
                 id -> Optional.of(PluginJars.builtJar("backend-plugin-example")));
         ServingBackend serving = new ServingBackend();
         for (String requested : new String[]{"cpu", null}) {
@@ -58,7 +58,7 @@ class WorkerStartFailureTest {
                 assertThat(engine.status().detail()).endsWith("(strata.backend=cpu)");
             }
             assertThat(serving.skipped()).extracting(ServingBackend.Skipped::pluginId).containsExactly("cpu");
-            assertThat(serving.worker()).as("a worker that never started is not reported as serving").isEmpty();
+            assertThat(serving.workers()).as("a worker that never started is not reported as serving").isEmpty();
         }
     }
 }

@@ -66,7 +66,7 @@ class WorkerCrashTest {
         WebTestClient client = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
                 .responseTimeout(Duration.ofSeconds(120)).build();
         String key = keys.create("worker-crash", null).secret();
-        WorkerState before = serving.worker().orElseThrow();
+        WorkerState before = serving.worker("worker-0").orElseThrow();
         assertThat(before.state()).isEqualTo("running");
         assertThat(before.pid()).isPositive();
 
@@ -103,8 +103,9 @@ class WorkerCrashTest {
         assertThat(after.restarts()).isEqualTo(1);
         assertThat(after.lastCrash()).contains("exited with code");
         assertThat(registry.get("strata.worker_restarts").counter().count()).isEqualTo(1.0);
-        String console = ServingView.of(serving, engine.status()).worker();
-        assertThat(console).contains("running").contains("restarted 1 time(s)").contains("last crash");
+        List<String> console = ServingView.of(serving, engine.status()).workers();
+        assertThat(console).hasSize(1);
+        assertThat(console.getFirst()).contains("running").contains("restarted 1 time(s)").contains("last crash");
         client.get().uri("/health").exchange().expectStatus().isOk();
         String metrics = client.get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
                 .expectBody(String.class).returnResult().getResponseBody();
@@ -132,12 +133,12 @@ class WorkerCrashTest {
 
     private WorkerState awaitRunningAgain(long oldPid) throws InterruptedException {
         for (int i = 0; i < 1200; i++) {
-            WorkerState s = serving.worker().orElseThrow();
+            WorkerState s = serving.worker("worker-0").orElseThrow();
             if (s.state().equals("running") && s.pid() != oldPid && s.pid() > 0) {
                 return s;
             }
             Thread.sleep(50);
         }
-        throw new AssertionError("the worker was not restarted: " + serving.worker().orElseThrow().summary());
+        throw new AssertionError("the worker was not restarted: " + serving.worker("worker-0").orElseThrow().summary());
     }
 }
