@@ -57,7 +57,9 @@ public record ServingView(String pluginId, String name, String device, List<Pool
         GraphCapture g = m.graphs();
         if (g.graphs() > 0 || g.stopped() != null) {
             lines.add("Decode graphs: " + g.graphs() + " captured (batch up to " + g.maxBatch() + ", context up to "
-                    + g.maxContext() + ") in " + g.captureMillis() + " ms, " + bytes(g.bytes())
+                    + g.maxContext() + ") in " + g.captureMillis() + " ms"
+                    + (g.budgetMillis() > 0 ? " (budget " + g.budgetMillis() + " ms)" : "") + ", " + bytes(g.bytes())
+                    + (g.budgetBytes() > 0 ? " (budget " + bytes(g.budgetBytes()) + ")" : "")
                     + (g.stopped() == null ? "" : "; stopped early: " + g.stopped()));
         }
         return List.copyOf(lines);

@@ -53,7 +53,8 @@ import java.util.Set;
  *                 int windowFloor, int[] tokens, int[] logitRows, int groups, groups × (int base, int[] pages)
  * step result   = int vocab, long nanos, int[] rowStart, float[] logits
  * device memory = string device, long total, free, weights, kv, workspace,
- *                 int graphs, int maxBatch, int maxContext, long captureMillis, long bytes, string stopped
+ *                 int graphs, int maxBatch, int maxContext, long captureMillis, long bytes, string stopped,
+ *                 long budgetMillis, long budgetBytes
  * int[] / float[] = int count, then the values; string = int UTF-8 byte count (-1: null), then the bytes
  * </pre>
  * All little-endian. Logits go as raw fp32 (bit-exact), never as text.
@@ -172,7 +173,8 @@ final class WorkerProtocol {
         GraphCapture g = m.graphs();
         p.putString(m.device()).putLong(m.totalBytes()).putLong(m.freeBytes()).putLong(m.weightBytes())
                 .putLong(m.kvBytes()).putLong(m.workspaceBytes()).putInt(g.graphs()).putInt(g.maxBatch())
-                .putInt(g.maxContext()).putLong(g.captureMillis()).putLong(g.bytes()).putString(g.stopped());
+                .putInt(g.maxContext()).putLong(g.captureMillis()).putLong(g.bytes()).putString(g.stopped())
+                .putLong(g.budgetMillis()).putLong(g.budgetBytes());
     }
 
     static DeviceMemory deviceMemory(ByteBuffer b) {
@@ -182,7 +184,8 @@ final class WorkerProtocol {
         long weights = b.getLong();
         long kv = b.getLong();
         long workspace = b.getLong();
-        GraphCapture g = new GraphCapture(b.getInt(), b.getInt(), b.getInt(), b.getLong(), b.getLong(), Payload.string(b));
+        GraphCapture g = new GraphCapture(b.getInt(), b.getInt(), b.getInt(), b.getLong(), b.getLong(), Payload.string(b),
+                b.getLong(), b.getLong());
         return new DeviceMemory(device, total, free, weights, kv, workspace, g);
     }
 

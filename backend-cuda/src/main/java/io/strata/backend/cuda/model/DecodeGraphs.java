@@ -114,7 +114,7 @@ final class DecodeGraphs implements AutoCloseable {
         int capturedBatch = graphs.isEmpty() ? 0 : graphs.firstEntry().getValue().lastKey();
         int capturedContext = graphs.isEmpty() ? 0 : graphs.lastKey();
         summary = new GraphCapture(count, capturedBatch, capturedContext, millis, Math.max(0, freeBefore - freeAfter),
-            stopped);
+            stopped, budget.millis(), budget.bytes());
         log.info("CUDA graphs: {} decode shapes (batch <= {}, context <= {}) captured in {} ms, {} MiB{}", count,
             capturedBatch, capturedContext, millis, summary.bytes() >> 20, stopped == null ? "" : " (" + stopped + ")");
     }
