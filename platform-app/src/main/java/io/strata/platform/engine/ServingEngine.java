@@ -31,7 +31,8 @@ import java.util.concurrent.locks.LockSupport;
  * The engine: one platform thread runs the loop (schedule → backend step → sample → stream), so Reactor
  * threads never block on model work. Requests and aborts reach it through a lock-free inbox. A backend
  * failure fails the sequences of that step only; three failed steps in a row mark the backend unusable
- * (health DOWN, new requests 503), and so does one step on a worker its supervisor gave up on. After every step the loop publishes an {@link EngineSnapshot}; other
+ * (health DOWN, new requests 503), and so does a worker process its supervisor gave up on, as soon as the
+ * loop sees it (before the next step; no request has to fail first). After every step the loop publishes an {@link EngineSnapshot}; other
  * threads read the engine only through it. (Over ~400 lines so that the engine thread's whole life —
  * submit, loop, step, sampling, finish — reads top to bottom in one file.)
  */
@@ -258,6 +259,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                     scheduler.limits(limits.maxNumBatchedTokens(), limits.maxNumSeqs(), limits.longPrefillTokenThreshold());
                 }
                 drainInbox();
+                checkBackendDown();
                 if (scheduler.idle()) {
                     publishGauges();
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
@@ -275,6 +277,25 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         drainInbox();
         for (Sequence s : scheduler.all()) {
             finish(s, FinishReason.ABORT, null, null);
+        }
+    }
+
+    /**
+     * Marks the backend unusable as soon as it says it can never serve again (its worker process is down for
+     * good), idle or not, so readiness goes down without a request having to fail first.
+     */
+    private void checkBackendDown() {
+        if (!status.up()) {
+            return;
+        }
+        Optional<String> down = executor.down();
+        if (down.isPresent()) {
+            // the supervisor logged the ERROR line; this says what follows from it
+            status = new EngineStatus(false, down.get());
+            log.warn("Backend marked unusable: {}", status.detail());
+            for (Sequence s : scheduler.all()) {
+                finish(s, FinishReason.ERROR, null, status.detail());
+            }
         }
     }
 

@@ -88,6 +88,13 @@ final class WorkerSupervisor implements AutoCloseable {
         return deaths;
     }
 
+    /** Why the supervisor gave up on the worker (it is not restarted again); empty while it serves or restarts. */
+    java.util.Optional<String> down() {
+        synchronized (lock) {
+            return java.util.Optional.ofNullable(failure).map(f -> launch.name() + " is down: " + f);
+        }
+    }
+
     String lastCrash() {
         return lastCrash;
     }
