@@ -60,6 +60,11 @@ final class BackendStepRunner implements StepRunner {
     }
 
     @Override
+    public Optional<String> down() {
+        return executor instanceof RemoteExecutor remote ? remote.down() : Optional.empty();
+    }
+
+    @Override
     public int vocab() {
         return vocab;
     }

@@ -11,6 +11,7 @@ import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.Sampler;
 import io.strata.platform.engine.sampling.StopStringMatcher;
 import io.strata.platform.workers.WorkerCrashedException;
+import io.strata.platform.workers.WorkerDownException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -30,7 +31,8 @@ import java.util.concurrent.locks.LockSupport;
  * The engine: one platform thread runs the loop (schedule → backend step → sample → stream), so Reactor
  * threads never block on model work. Requests and aborts reach it through a lock-free inbox. A backend
  * failure fails the sequences of that step only; three failed steps in a row mark the backend unusable
- * (health DOWN, new requests 503). After every step the loop publishes an {@link EngineSnapshot}; other
+ * (health DOWN, new requests 503), and so does a worker process its supervisor gave up on, as soon as the
+ * loop sees it (before the next step; no request has to fail first). After every step the loop publishes an {@link EngineSnapshot}; other
  * threads read the engine only through it. (Over ~400 lines so that the engine thread's whole life —
  * submit, loop, step, sampling, finish — reads top to bottom in one file.)
  */
@@ -257,6 +259,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                     scheduler.limits(limits.maxNumBatchedTokens(), limits.maxNumSeqs(), limits.longPrefillTokenThreshold());
                 }
                 drainInbox();
+                checkBackendDown();
                 if (scheduler.idle()) {
                     publishGauges();
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
@@ -274,6 +277,25 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         drainInbox();
         for (Sequence s : scheduler.all()) {
             finish(s, FinishReason.ABORT, null, null);
+        }
+    }
+
+    /**
+     * Marks the backend unusable as soon as it says it can never serve again (its worker process is down for
+     * good), idle or not, so readiness goes down without a request having to fail first.
+     */
+    private void checkBackendDown() {
+        if (!status.up()) {
+            return;
+        }
+        Optional<String> down = executor.down();
+        if (down.isPresent()) {
+            // the supervisor logged the ERROR line; this says what follows from it
+            status = new EngineStatus(false, down.get());
+            log.warn("Backend marked unusable: {}", status.detail());
+            for (Sequence s : scheduler.all()) {
+                finish(s, FinishReason.ERROR, null, status.detail());
+            }
         }
     }
 
@@ -330,18 +352,25 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         } catch (RuntimeException | Error e) {
             metrics.stepFailed();
             consecutiveFailures++;
-            if (e.getCause() instanceof WorkerCrashedException) {
-                // the supervisor has logged the crash (the one WARN line) and restarts the worker: no stack trace
+            // the supervisor has logged the crash (the one WARN line) and restarts the worker, or has logged that it
+            // gave up on it (the one ERROR line): no stack trace for either
+            boolean workerDown = e.getCause() instanceof WorkerDownException;
+            if (workerDown || e.getCause() instanceof WorkerCrashedException) {
                 log.info("Backend step failed ({} sequences affected): {}", plan.chunks().size(), e.getMessage());
             } else {
                 log.error("Backend step failed ({} sequences affected)", plan.chunks().size(), e);
             }
-            boolean down = consecutiveFailures >= FAILED_STEPS_BEFORE_DOWN;
+            // a worker that will not be restarted cannot serve another step: no need to fail two more
+            boolean down = workerDown || consecutiveFailures >= FAILED_STEPS_BEFORE_DOWN;
             if (down) {
                 // before any stream ends, so a client that sees the error also sees health DOWN
-                status = new EngineStatus(false, "backend failed " + consecutiveFailures
-                        + " steps in a row; last error: " + e.getMessage());
-                log.error("Backend marked unusable: {}", status.detail());
+                status = new EngineStatus(false, workerDown ? e.getCause().getMessage() : "backend failed "
+                        + consecutiveFailures + " steps in a row; last error: " + e.getMessage());
+                if (workerDown) {
+                    log.warn("Backend marked unusable: {}", status.detail());
+                } else {
+                    log.error("Backend marked unusable: {}", status.detail());
+                }
             }
             for (StepRunner.Chunk c : plan.chunks()) {
                 finish(c.seq(), FinishReason.ERROR, null, "backend error: " + e.getMessage());

@@ -44,6 +44,14 @@ public interface StepRunner {
         return java.util.Optional.empty();
     }
 
+    /**
+     * Why the backend can never serve another step (its worker process crash-looped or could not be restarted),
+     * or empty. The engine asks on every turn of its loop, so readiness goes down without a request failing first.
+     */
+    default java.util.Optional<String> down() {
+        return java.util.Optional.empty();
+    }
+
     /** Vocabulary (logits row length). */
     int vocab();
 }

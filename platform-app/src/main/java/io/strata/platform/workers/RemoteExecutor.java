@@ -116,6 +116,11 @@ public final class RemoteExecutor implements ModelExecutor {
         return Optional.ofNullable(supervisor.lastCrash());
     }
 
+    /** Why this executor can never serve again (its worker is down for good), or empty. */
+    public Optional<String> down() {
+        return supervisor.down();
+    }
+
     @Override
     public Optional<DeviceMemory> deviceMemory() {
         return call(worker(), WorkerProtocol.DEVICE_MEMORY, ByteBuffer.allocate(0),

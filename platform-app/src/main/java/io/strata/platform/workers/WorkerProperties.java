@@ -14,16 +14,28 @@ import java.time.Duration;
  * @param workerHeartbeatTimeout how long a started worker may go without a heartbeat before it is killed as
  *                           hung (stopped, deadlocked, paused), whether or not a step is running; default 5s
  * @param workerJvmOptions   extra JVM options for the worker, space-separated (e.g. {@code -Xmx8g})
+ * @param workerMaxRestarts  how many times one worker may be restarted within {@code workerRestartWindow}; a crash
+ *                           that would need one more leaves it failed and the backend unusable; default 3
+ * @param workerRestartWindow the sliding window {@code workerMaxRestarts} counts in; default 60s
  */
 @ConfigurationProperties("strata.engine")
 public record WorkerProperties(Boolean workerProcess, Duration workerStartTimeout, Duration workerStepTimeout,
-                               Duration workerHeartbeatTimeout, String workerJvmOptions) {
+                               Duration workerHeartbeatTimeout, String workerJvmOptions,
+                               Integer workerMaxRestarts, Duration workerRestartWindow) {
     public WorkerProperties {
         workerProcess = workerProcess != null && workerProcess;
         workerStartTimeout = workerStartTimeout == null ? Duration.ofMinutes(5) : workerStartTimeout;
         workerStepTimeout = workerStepTimeout == null ? Duration.ofMinutes(2) : workerStepTimeout;
         workerHeartbeatTimeout = workerHeartbeatTimeout == null ? Duration.ofSeconds(5) : workerHeartbeatTimeout;
         workerJvmOptions = workerJvmOptions == null ? "" : workerJvmOptions.trim();
+        workerMaxRestarts = workerMaxRestarts == null ? 3 : workerMaxRestarts;
+        workerRestartWindow = workerRestartWindow == null ? Duration.ofSeconds(60) : workerRestartWindow;
+        if (workerMaxRestarts < 0) {
+            throw new IllegalArgumentException("strata.engine.worker-max-restarts must not be negative, got " + workerMaxRestarts);
+        }
+        if (workerRestartWindow.isNegative() || workerRestartWindow.isZero()) {
+            throw new IllegalArgumentException("strata.engine.worker-restart-window must be positive, got " + workerRestartWindow);
+        }
         for (Duration d : new Duration[]{workerStartTimeout, workerStepTimeout, workerHeartbeatTimeout}) {
             if (d.isNegative() || d.isZero()) {
                 throw new IllegalArgumentException(
@@ -41,8 +53,13 @@ public record WorkerProperties(Boolean workerProcess, Duration workerStartTimeou
         return workerHeartbeatTimeout.dividedBy(4);
     }
 
+    /** An empty restart window with these limits. */
+    public RestartWindow restartWindow() {
+        return RestartWindow.of(workerMaxRestarts, workerRestartWindow);
+    }
+
     /** Worker processes off (the default). */
     public static WorkerProperties off() {
-        return new WorkerProperties(false, null, null, null, null);
+        return new WorkerProperties(false, null, null, null, null, null, null);
     }
 }

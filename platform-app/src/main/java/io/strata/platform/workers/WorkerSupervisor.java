@@ -19,7 +19,10 @@ import java.util.function.Consumer;
  * outlived its timeout, a worker that went silent past the heartbeat timeout — the last two are killed first),
  * reports it (one WARN line, {@code strata_worker_restarts_total}, the published {@link WorkerState}) and
  * restarts it on its own thread, running the restart hook (re-allocating the KV pools) before the new worker
- * serves. Three failed restart attempts in a row leave it {@code failed}.
+ * serves. It is left {@code failed} (and every call on it throws {@link WorkerDownException}, which takes the
+ * backend out of service) when three restart attempts in a row fail, or when it crash-loops: a crash that would
+ * need more than {@code strata.engine.worker-max-restarts} restarts within {@code worker-restart-window} is not
+ * restarted, since a worker that starts fine but dies on every step would otherwise fail every request forever.
  */
 final class WorkerSupervisor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerSupervisor.class);
@@ -29,6 +32,8 @@ final class WorkerSupervisor implements AutoCloseable {
     private final Duration startTimeout;
     private final Duration heartbeatTimeout;
     private final Duration heartbeatInterval;
+    private final int maxRestarts;
+    private final Duration restartWindow;
     private final Counter restartsCounter;
     private final Consumer<WorkerState> publish;
     private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2,
@@ -39,6 +44,7 @@ final class WorkerSupervisor implements AutoCloseable {
     private WorkerProcess current;
     private boolean closing;
     private String failure;
+    private RestartWindow recentRestarts;
     private volatile int deaths;
     private volatile int restarts;
     private volatile String lastCrash;
@@ -52,6 +58,9 @@ final class WorkerSupervisor implements AutoCloseable {
         this.heartbeatTimeout = props.workerHeartbeatTimeout();
         this.heartbeatInterval = props.workerHeartbeatInterval();
         this.publish = publish;
+        this.maxRestarts = props.workerMaxRestarts();
+        this.restartWindow = props.workerRestartWindow();
+        this.recentRestarts = props.restartWindow();
         this.restartsCounter = Counter.builder("strata.worker_restarts").tag("worker", launch.name())
                 .description("Worker processes that crashed and were restarted").register(registry);
     }
@@ -79,6 +88,13 @@ final class WorkerSupervisor implements AutoCloseable {
         return deaths;
     }
 
+    /** Why the supervisor gave up on the worker (it is not restarted again); empty while it serves or restarts. */
+    java.util.Optional<String> down() {
+        synchronized (lock) {
+            return java.util.Optional.ofNullable(failure).map(f -> launch.name() + " is down: " + f);
+        }
+    }
+
     String lastCrash() {
         return lastCrash;
     }
@@ -96,7 +112,7 @@ final class WorkerSupervisor implements AutoCloseable {
                     throw new IllegalStateException(launch.name() + " is shutting down");
                 }
                 if (failure != null) {
-                    throw new IllegalStateException(launch.name() + " is down: " + failure);
+                    throw new WorkerDownException(launch.name() + " is down: " + failure);
                 }
                 if (current != null && !current.dead()) {
                     return current;
@@ -123,28 +139,50 @@ final class WorkerSupervisor implements AutoCloseable {
 
     /**
      * Records that {@code w} is gone (idempotent: the first caller describes and reports it, later ones get the
-     * same description) and starts a restart. Returns the message for the failed call.
+     * same description) and starts a restart, unless that restart would be one more than the restart window
+     * allows: then the worker is left failed. Returns the message for the failed call.
      */
     String died(WorkerProcess w) {
         if (!w.markDead()) {
             return w.ended().join();
         }
+        String message = launch.name() + " (backend '" + launch.pluginId() + "', pid " + w.pid() + ") "
+                + (w.killed() ? "hung" : "crashed") + ": " + w.describeEnd();
+        Instant now = Instant.now();
+        boolean giveUp;
+        String reason;
         synchronized (lock) {
             if (closing) {
                 w.ended().complete(launch.name() + " stopped with the platform");
                 return w.ended().join();
             }
+            recentRestarts = recentRestarts.record(now);
+            giveUp = recentRestarts.exceeded();
+            if (giveUp) {
+                failure = String.format(Locale.ROOT, "crash loop: it crashed %d times within %s, more than the %d "
+                                + "restarts strata.engine.worker-max-restarts allows per strata.engine.worker-restart-window, "
+                                + "so it is not restarted; last crash: %s",
+                        recentRestarts.count(), seconds(restartWindow), maxRestarts, message);
+            }
+            reason = failure;
         }
-        String message = launch.name() + " (backend '" + launch.pluginId() + "', pid " + w.pid() + ") "
-                + (w.killed() ? "hung" : "crashed") + ": " + w.describeEnd();
         lastCrash = message;
-        lastCrashAt = Instant.now();
+        lastCrashAt = now;
         deaths++;
+        w.ended().complete(message);
+        w.close();
+        if (giveUp) {
+            synchronized (lock) {
+                lock.notifyAll();
+            }
+            // an operator-visible decision, not a bug: one line, no stack trace
+            log.error("{} is down: {}", launch.name(), reason);
+            publish("failed");
+            return message;
+        }
         restartsCounter.increment();
         log.warn("{}; restarting it (its in-flight requests failed, its KV cache is lost)", message);
         publish("restarting");
-        w.ended().complete(message);
-        w.close();
         timer.execute(this::restart);
         return message;
     }
@@ -219,6 +257,10 @@ final class WorkerSupervisor implements AutoCloseable {
         }
         log.error("{} is down: {}", launch.name(), failure);
         publish("failed");
+    }
+
+    private static String seconds(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : String.format(Locale.ROOT, "%.1f s", d.toMillis() / 1000.0);
     }
 
     private void publish(String state) {

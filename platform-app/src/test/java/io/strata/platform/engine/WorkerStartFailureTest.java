@@ -40,7 +40,7 @@ class WorkerStartFailureTest {
         EngineConfiguration.ServedModel broken = new EngineConfiguration.ServedModel(missing, model.weights(),
                 model.tokenizer(), model.card());
         FlakyBackend provider = new FlakyBackend();
-        EngineAssembly.Workers workers = new EngineAssembly.Workers(new WorkerProperties(true, null, null, null, null),
+        EngineAssembly.Workers workers = new EngineAssembly.Workers(new WorkerProperties(true, null, null, null, null, null, null),
                 id -> Optional.of(PluginJars.builtJar("backend-plugin-example")));
         ServingBackend serving = new ServingBackend();
         for (String requested : new String[]{"cpu", null}) {

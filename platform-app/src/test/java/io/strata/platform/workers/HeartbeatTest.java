@@ -49,11 +49,11 @@ class HeartbeatTest {
         WorkerProperties defaults = WorkerProperties.off();
         assertThat(defaults.workerHeartbeatTimeout()).isEqualTo(Duration.ofSeconds(5));
         assertThat(defaults.workerHeartbeatInterval()).isEqualTo(Duration.ofMillis(1250));
-        assertThat(new WorkerProperties(true, null, null, Duration.ofSeconds(2), null).workerHeartbeatInterval())
+        assertThat(new WorkerProperties(true, null, null, Duration.ofSeconds(2), null, null, null).workerHeartbeatInterval())
                 .isEqualTo(Duration.ofMillis(500));
-        assertThatThrownBy(() -> new WorkerProperties(true, null, null, Duration.ofMillis(100), null))
+        assertThatThrownBy(() -> new WorkerProperties(true, null, null, Duration.ofMillis(100), null, null, null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("worker-heartbeat-timeout");
-        assertThatThrownBy(() -> new WorkerProperties(true, null, null, Duration.ZERO, null))
+        assertThatThrownBy(() -> new WorkerProperties(true, null, null, Duration.ZERO, null, null, null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("worker-heartbeat-timeout");
     }
 }
