@@ -16,6 +16,8 @@ import random
 
 import torch
 
+from bench_kernels import copy_bandwidth  # the kernel benchmarks' device-to-device copy, read + write counted
+
 I64, I32 = ctypes.c_int64, ctypes.c_int
 dev = torch.device("cuda")
 BF16, F32, FP8, FP4 = 0, 1, 2, 3
@@ -50,25 +52,6 @@ def random_weight(fmt, rows, cols, copies=1):
         w[(w & 0x7f) == 0x7f] = 0x7e
     s = torch.randint(118, 128, (copies, max(scale, 1)), dtype=torch.uint8, device=dev)
     return w, s
-
-
-def copy_bandwidth():
-    n = 1 << 30
-    a = torch.empty(n, dtype=torch.uint8, device=dev).random_(0, 255)
-    b = torch.empty_like(a)
-    for _ in range(3):
-        b.copy_(a)
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(10):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        b.copy_(a)
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) / 1e3)
-    ts.sort()
-    return 2 * n / ts[len(ts) // 2] / 1e9
 
 
 def timed(calls, reps=5):

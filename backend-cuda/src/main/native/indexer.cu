@@ -640,19 +640,8 @@ int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos,
         STRATA_LAUNCH_CHECK();
         return 0;
     }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(ranks, num_queries);
-    cfg.blockDim = dim3(kTopkThreads);
-    cfg.dynamicSmemBytes = kTopkSmem;
-    cfg.stream = (cudaStream_t) stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = ranks;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    e = cudaLaunchKernelEx(&cfg, k_topk<true>, a);
+    e = strata_launch_cluster(k_topk<true>, dim3(ranks, num_queries), dim3(kTopkThreads), kTopkSmem,
+                              (cudaStream_t) stream, ranks, a);
     if (e != cudaSuccess) return (int) e;
     STRATA_LAUNCH_CHECK();
     return 0;

@@ -486,15 +486,6 @@ __global__ void k_act_fp8_roundtrip(const __nv_bfloat16 *x, int lda, int m, int 
         make_uint2(q[0] | ((uint32_t) q[1] << 16), q[2] | ((uint32_t) q[3] << 16));
 }
 
-int sm_count() {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess
-        || sms <= 0) {
-        return 132;  // an H100/H200: only grid sizes depend on it
-    }
-    return sms;
-}
-
 template <int FMT>
 cudaError_t launch_mma(const GemmArgs &a, cudaStream_t st) {
     const int nblocks = (a.rows + kBN - 1) / kBN;
@@ -502,20 +493,9 @@ cudaError_t launch_mma(const GemmArgs &a, cudaStream_t st) {
     // split K over a cluster of up to 8 CTAs until about two CTAs per SM run, each keeping >= 4 K steps
     int splits = 1;
     const int base = nblocks * tiles * (a.offsets ? 1 : a.groups);
-    while (splits < 8 && base * splits < 2 * sm_count() && a.cols >= splits * 2 * 4 * kBK) splits *= 2;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(nblocks * splits, tiles, a.offsets ? 1 : a.groups);
-    cfg.blockDim = dim3(256);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = st;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = splits;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, k_mma<FMT>, a, splits);
+    while (splits < 8 && base * splits < 2 * strata_sm_count() && a.cols >= splits * 2 * 4 * kBK) splits *= 2;
+    return strata_launch_cluster(k_mma<FMT>, dim3(nblocks * splits, tiles, a.offsets ? 1 : a.groups), dim3(256), 0, st,
+                                 splits, a, splits);
 }
 
 template <int FMT, int MT>
@@ -527,7 +507,7 @@ cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     const int nfb = (a.rows + features - 1) / features;
     const int tiles = a.offsets ? a.max_tiles : ((a.m + MT - 1) / MT) * a.groups;
     // one wave of resident CTAs over all tiles (for experts, max_tiles bounds the tiles that have rows)
-    const int sms = sm_count();
+    const int sms = strata_sm_count();
     // resident CTAs per SM: a property of the compiled kernel, asked once (eager steps launch dozens of these)
     static const int occupancy = [] {
         int n = 0;

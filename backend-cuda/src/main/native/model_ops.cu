@@ -139,7 +139,7 @@ constexpr int kMixSplitWidth = 1024;  // columns per CTA: 256 threads x 4
 constexpr int kMaxMixSplits = 64;
 constexpr int kPartialStride = 32;    // floats per (token, split): kMaxMix + 1 rounded up
 
-__host__ __device__ inline int mix_splits(int width) {
+inline int mix_splits(int width) {
     int s = (width + kMixSplitWidth - 1) / kMixSplitWidth;
     return s < 1 ? 1 : (s > kMaxMixSplits ? kMaxMixSplits : s);
 }

@@ -1,6 +1,7 @@
 package io.strata.platform.engine;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Runs one engine step: the scheduler's chunks in, logits rows out. The platform's side of a step; the
@@ -40,16 +41,16 @@ public interface StepRunner {
      * Once per loss, why the backend's KV contents are gone (its worker process crashed and restarted with
      * empty pools); empty normally. The engine asks before planning each step.
      */
-    default java.util.Optional<String> kvLost() {
-        return java.util.Optional.empty();
+    default Optional<String> kvLost() {
+        return Optional.empty();
     }
 
     /**
      * Why the backend can never serve another step (its worker process crash-looped or could not be restarted),
      * or empty. The engine asks on every turn of its loop, so readiness goes down without a request failing first.
      */
-    default java.util.Optional<String> down() {
-        return java.util.Optional.empty();
+    default Optional<String> down() {
+        return Optional.empty();
     }
 
     /** Vocabulary (logits row length). */

@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -89,9 +90,9 @@ final class WorkerSupervisor implements AutoCloseable {
     }
 
     /** Why the supervisor gave up on the worker (it is not restarted again); empty while it serves or restarts. */
-    java.util.Optional<String> down() {
+    Optional<String> down() {
         synchronized (lock) {
-            return java.util.Optional.ofNullable(failure).map(f -> launch.name() + " is down: " + f);
+            return Optional.ofNullable(failure).map(f -> launch.name() + " is down: " + f);
         }
     }
 

@@ -19,7 +19,6 @@ import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
-import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
@@ -104,7 +103,7 @@ class DataParallelServingTest {
     void unrelatedConcurrentRequestsSpreadOverBothRanksWithTheOutputsOfOneRank() throws Exception {
         List<int[]> prompts = IntStream.range(0, 4).mapToObj(i -> prompt(300 + 20 * i, 20 + i)).toList();
         List<RankLoad> before = engine.rankLoads();
-        List<String> spread = concurrently(port, key, prompts);
+        List<String> spread = GreedyCompletions.concurrently(port, key, prompts, json);
         List<RankLoad> after = engine.rankLoads();
         for (int r = 0; r < 2; r++) {
             assertThat(after.get(r).steps()).as("rank " + r + " served some of them").isGreaterThan(before.get(r).steps());
@@ -116,7 +115,7 @@ class DataParallelServingTest {
             InferenceEngine one = oneRank.getBean(InferenceEngine.class);
             assertThat(one).isNotInstanceOf(DataParallelEngine.class);
             String oneKey = oneRank.getBean(ApiKeyService.class).create("one-rank", null).secret();
-            single = concurrently(onePort, oneKey, prompts);
+            single = GreedyCompletions.concurrently(onePort, oneKey, prompts, json);
         }
         assertThat(spread).isEqualTo(single);
     }
@@ -145,23 +144,6 @@ class DataParallelServingTest {
         }
         assertThat(moved).as("exactly one rank stepped").hasSize(1);
         return moved.getFirst();
-    }
-
-    /** Greedy completions of all prompts sent at once; the texts in prompt order. */
-    private List<String> concurrently(int port, String key, List<int[]> prompts) {
-        WebClient client = WebClient.builder().baseUrl("http://localhost:" + port)
-                .codecs(c -> c.defaultCodecs().maxInMemorySize(4 * 1024 * 1024)).build();
-        List<String> bodies = Flux.fromIterable(prompts)
-                .flatMapSequential(p -> client.post().uri("/v1/completions").header("Authorization", "Bearer " + key)
-                        .contentType(MediaType.APPLICATION_JSON)
-                        .bodyValue(Map.of("prompt", p, "max_tokens", 8, "temperature", 0.0, "ignore_eos", true))
-                        .retrieve().bodyToMono(String.class), prompts.size())
-                .collectList().block(Duration.ofMinutes(5));
-        List<String> texts = new ArrayList<>();
-        for (String body : bodies) {
-            texts.add(json.readTree(body).get("choices").get(0).get("text").asString());
-        }
-        return texts;
     }
 
     private JsonNode completions(int port, String key, int[] prompt, int maxTokens) {

@@ -80,7 +80,7 @@ class WorkerCrashLoopTest {
         for (int restart = 1; restart <= 2; restart++) {
             long pid = s.pid();
             kill(pid);
-            s = await(w -> w.state().equals("running") && w.pid() > 0 && w.pid() != pid, "restarted after kill " + restart);
+            s = WorkerStates.awaitRunning(serving, "worker-0", pid);
             assertThat(s.restarts()).isEqualTo(restart);
         }
         assertThat(complete(client, key).getStatus().value()).as("the restarted worker serves").isEqualTo(200);
@@ -91,7 +91,8 @@ class WorkerCrashLoopTest {
         others.remove(last);
         int logStart = output.getAll().length();
         kill(last);
-        WorkerState failed = await(w -> w.state().equals("failed"), "left failed after the third kill");
+        WorkerState failed = WorkerStates.await(serving, "worker-0", w -> w.state().equals("failed"),
+                "left failed after the third kill");
         assertThat(failed.pid()).isZero();
         Thread.sleep(2000); // a restart would have started a new worker by now
         WorkerState still = serving.worker("worker-0").orElseThrow();
@@ -156,16 +157,5 @@ class WorkerCrashLoopTest {
         ProcessHandle p = ProcessHandle.of(pid).orElseThrow();
         assertThat(p.destroyForcibly()).isTrue();
         p.onExit().join();
-    }
-
-    private WorkerState await(java.util.function.Predicate<WorkerState> done, String what) throws InterruptedException {
-        for (int i = 0; i < 1200; i++) {
-            WorkerState s = serving.worker("worker-0").orElseThrow();
-            if (done.test(s)) {
-                return s;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("worker-0 was not " + what + ": " + serving.worker("worker-0").orElseThrow().summary());
     }
 }

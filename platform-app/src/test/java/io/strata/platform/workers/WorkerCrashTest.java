@@ -99,7 +99,7 @@ class WorkerCrashTest {
         assertThat(error.get("code").intValue()).isEqualTo(500);
         assertThat(error.get("message").stringValue()).doesNotContain("\tat ").doesNotContain("Exception");
 
-        WorkerState after = awaitRunningAgain(before.pid());
+        WorkerState after = WorkerStates.awaitRunning(serving, "worker-0", before.pid());
         assertThat(after.restarts()).isEqualTo(1);
         assertThat(after.lastCrash()).contains("exited with code");
         assertThat(registry.get("strata.worker_restarts").counter().count()).isEqualTo(1.0);
@@ -129,16 +129,5 @@ class WorkerCrashTest {
 
     private static int cached(JsonNode completion) {
         return completion.get("usage").get("prompt_tokens_details").get("cached_tokens").intValue();
-    }
-
-    private WorkerState awaitRunningAgain(long oldPid) throws InterruptedException {
-        for (int i = 0; i < 1200; i++) {
-            WorkerState s = serving.worker("worker-0").orElseThrow();
-            if (s.state().equals("running") && s.pid() != oldPid && s.pid() > 0) {
-                return s;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("the worker was not restarted: " + serving.worker("worker-0").orElseThrow().summary());
     }
 }

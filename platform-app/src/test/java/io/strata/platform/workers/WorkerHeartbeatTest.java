@@ -83,7 +83,7 @@ class WorkerHeartbeatTest {
 
     @Test
     void aStoppedWorkerFailsTheRequestInFlightWithinTheTimeoutAndIsReplaced(CapturedOutput output) throws Exception {
-        WorkerState before = awaitRunning(0);
+        WorkerState before = WorkerStates.awaitRunning(serving, "worker-0", 0);
         double restarts = restarts();
         String text = text(complete(PROMPT, 16));
 
@@ -116,7 +116,7 @@ class WorkerHeartbeatTest {
                 .contains("no heartbeat for").contains("strata.engine.worker-heartbeat-timeout")
                 .doesNotContain("\tat ").doesNotContain("Exception");
 
-        WorkerState after = awaitRunning(before.pid());
+        WorkerState after = WorkerStates.awaitRunning(serving, "worker-0", before.pid());
         assertThat(after.restarts()).isEqualTo(before.restarts() + 1);
         assertThat(after.lastCrash()).contains("no heartbeat for");
         assertThat(restarts()).isEqualTo(restarts + 1);
@@ -136,7 +136,7 @@ class WorkerHeartbeatTest {
 
     @Test
     void aStoppedIdleWorkerIsReplacedBeforeAnyRequestComes() throws Exception {
-        WorkerState before = awaitRunning(0);
+        WorkerState before = WorkerStates.awaitRunning(serving, "worker-0", 0);
         double restarts = restarts();
         String text = text(complete(PROMPT, 8));
 
@@ -151,7 +151,7 @@ class WorkerHeartbeatTest {
         Duration took = Duration.ofNanos(System.nanoTime() - stopped);
         assertThat(took).as("killed after the heartbeat timeout, less the last beat interval").isGreaterThanOrEqualTo(EARLIEST);
 
-        WorkerState after = awaitRunning(before.pid());
+        WorkerState after = WorkerStates.awaitRunning(serving, "worker-0", before.pid());
         assertThat(after.lastCrash()).contains("hung").contains("no heartbeat for");
         assertThat(restarts()).isEqualTo(restarts + 1);
         assertThat(text(complete(PROMPT, 8))).isEqualTo(text);
@@ -159,7 +159,7 @@ class WorkerHeartbeatTest {
 
     @Test
     void aStepLongerThanTheTimeoutIsNotMistakenForAHang() {
-        WorkerState before = awaitRunning(0);
+        WorkerState before = WorkerStates.awaitRunning(serving, "worker-0", 0);
         double restarts = restarts();
         // one prefill step of 2500 tokens (the step budget is 8192): several seconds of work on two cores
         int[] prompt = IntStream.range(0, 2500).map(i -> 20 + (i * 37 + i / 7) % 1000).toArray();
@@ -194,22 +194,5 @@ class WorkerHeartbeatTest {
     private static void stop(long pid) throws IOException, InterruptedException {
         Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid)).inheritIO().start();
         assertThat(kill.waitFor()).as("kill -STOP " + pid).isZero();
-    }
-
-    /** The worker once it runs with a pid other than {@code oldPid} (0: any). */
-    private WorkerState awaitRunning(long oldPid) {
-        for (int i = 0; i < 1200; i++) {
-            WorkerState s = serving.worker("worker-0").orElseThrow();
-            if (s.state().equals("running") && s.pid() != oldPid && s.pid() > 0) {
-                return s;
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
-        throw new AssertionError("the worker is not running: " + serving.worker("worker-0").orElseThrow().summary());
     }
 }

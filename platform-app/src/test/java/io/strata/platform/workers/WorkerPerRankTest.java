@@ -2,6 +2,7 @@ package io.strata.platform.workers;
 
 import io.strata.platform.StrataApplication;
 import io.strata.platform.admin.ServingView;
+import io.strata.platform.api.GreedyCompletions;
 import io.strata.platform.engine.DataParallelEngine;
 import io.strata.platform.engine.InferenceEngine;
 import io.strata.platform.engine.RankLoad;
@@ -22,14 +23,12 @@ import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.WebClient;
-import reactor.core.publisher.Flux;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -96,7 +95,8 @@ class WorkerPerRankTest {
             assertThat(one.getBean(InferenceEngine.class)).isNotInstanceOf(DataParallelEngine.class);
             assertThat(one.getBean(ServingBackend.class).workers()).as("in-process: no worker").isEmpty();
             int onePort = ((WebServerApplicationContext) one).getWebServer().getPort();
-            oneRankTexts = concurrently(onePort, one.getBean(ApiKeyService.class).create("one-rank", null).secret(), PROMPTS);
+            oneRankTexts = GreedyCompletions.concurrently(onePort,
+                    one.getBean(ApiKeyService.class).create("one-rank", null).secret(), PROMPTS, json);
         }
     }
 
@@ -121,7 +121,7 @@ class WorkerPerRankTest {
     void bothRanksServeAndTheTextsAreThoseOfOneRankInProcess() {
         String key = keys.create("worker-per-rank", null).secret();
         double[] before = {metric("strata_generation_tokens_total", 0), metric("strata_generation_tokens_total", 1)};
-        List<String> texts = concurrently(port, key, PROMPTS);
+        List<String> texts = GreedyCompletions.concurrently(port, key, PROMPTS, json);
         for (int r = 0; r < 2; r++) {
             assertThat(metric("strata_generation_tokens_total", r)).as("rank " + r + " generated some of the tokens")
                     .isGreaterThan(before[r]);
@@ -162,7 +162,7 @@ class WorkerPerRankTest {
         assertThat(survivor.events.getLast().trim()).isEqualTo("[DONE]");
         assertThat(survivor.finishReason()).as("rank 0's stream ran to its length").isEqualTo("length");
 
-        WorkerState after1 = awaitRunning("worker-1", w1.pid());
+        WorkerState after1 = WorkerStates.awaitRunning(serving, "worker-1", w1.pid());
         assertThat(after1.restarts()).isEqualTo(w1.restarts() + 1);
         WorkerState after0 = serving.worker("worker-0").orElseThrow();
         assertThat(after0.pid()).as("rank 0's worker was left alone").isEqualTo(w0.pid());
@@ -175,7 +175,8 @@ class WorkerPerRankTest {
                 .block(Duration.ofSeconds(30));
 
         double[] before = {metric("strata_generation_tokens_total", 0), metric("strata_generation_tokens_total", 1)};
-        assertThat(concurrently(port, key, PROMPTS)).as("both ranks, one with a new worker, give the same texts")
+        assertThat(GreedyCompletions.concurrently(port, key, PROMPTS, json))
+                .as("both ranks, one with a new worker, give the same texts")
                 .isEqualTo(oneRankTexts);
         for (int r = 0; r < 2; r++) {
             assertThat(metric("strata_generation_tokens_total", r)).as("rank " + r + " serves after the restart")
@@ -235,23 +236,6 @@ class WorkerPerRankTest {
         }
     }
 
-    /** Greedy completions of all prompts sent at once; the texts in prompt order. */
-    private List<String> concurrently(int port, String key, List<int[]> prompts) {
-        WebClient client = WebClient.builder().baseUrl("http://localhost:" + port)
-                .codecs(c -> c.defaultCodecs().maxInMemorySize(4 * 1024 * 1024)).build();
-        List<String> bodies = Flux.fromIterable(prompts)
-                .flatMapSequential(p -> client.post().uri("/v1/completions").header("Authorization", "Bearer " + key)
-                        .contentType(MediaType.APPLICATION_JSON)
-                        .bodyValue(Map.of("prompt", p, "max_tokens", 8, "temperature", 0.0, "ignore_eos", true))
-                        .retrieve().bodyToMono(String.class), prompts.size())
-                .collectList().block(Duration.ofMinutes(5));
-        List<String> texts = new ArrayList<>();
-        for (String body : bodies) {
-            texts.add(json.readTree(body).get("choices").get(0).get("text").stringValue());
-        }
-        return texts;
-    }
-
     private double metric(String name, int rank) {
         return metric(name, "rank=\"" + rank + "\"");
     }
@@ -263,17 +247,6 @@ class WorkerPerRankTest {
         List<String> lines = scrape.lines().filter(l -> l.startsWith(name + "{") && l.contains(label)).toList();
         assertThat(lines).as(name + " with " + label).hasSize(1);
         return Double.parseDouble(lines.getFirst().substring(lines.getFirst().lastIndexOf(' ') + 1));
-    }
-
-    private WorkerState awaitRunning(String worker, long oldPid) throws InterruptedException {
-        for (int i = 0; i < 1200; i++) {
-            WorkerState s = serving.worker(worker).orElseThrow();
-            if (s.state().equals("running") && s.pid() != oldPid && s.pid() > 0) {
-                return s;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError(worker + " was not restarted: " + serving.worker(worker).orElseThrow().summary());
     }
 
     private static int[] prompt(int length, int seed) {
