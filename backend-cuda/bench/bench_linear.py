@@ -54,6 +54,36 @@ def random_weight(fmt, rows, cols, copies=1):
     return w, s
 
 
+E2M1 = torch.tensor([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], dtype=torch.float64)
+
+
+def dequant(fmt, w, s, rows, cols):
+    """The weight matrix [rows, cols] in float64, from its checkpoint bytes (as the CPU backend decodes them)."""
+    if fmt == BF16:
+        return w.view(torch.bfloat16).reshape(rows, cols).double()
+    if fmt == FP8:
+        v = w.view(torch.float8_e4m3fn).reshape(rows, cols).double()
+        sc = torch.pow(2.0, s[:math.ceil(rows / 128) * math.ceil(cols / 128)].double() - 127)
+        sc = sc.reshape(math.ceil(rows / 128), math.ceil(cols / 128))
+        return v * sc.repeat_interleave(128, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
+    codes = torch.stack([w & 15, w >> 4], dim=-1).reshape(rows, cols).long()  # low nibble first
+    sc = torch.pow(2.0, s[:rows * cols // 32].double() - 127).reshape(rows, cols // 32)
+    return E2M1.to(w.device)[codes] * sc.repeat_interleave(32, 1)
+
+
+def fp8_round_trip(x):
+    """ActivationQuant.fp8RoundTrip per row and 128 channels: the activation FP8/FP4 layers multiply."""
+    v = x.float().reshape(x.shape[0], -1, 128)
+    amax = v.abs().amax(-1, keepdim=True).clamp_min(1e-4)
+    sc = torch.pow(2.0, torch.ceil(torch.log2(amax / 448.0)))
+    q = (v / sc).clamp(-448, 448).to(torch.float8_e4m3fn).float() * sc
+    return q.reshape(x.shape).to(torch.bfloat16)
+
+
+def rel_err(y, ref):
+    return ((y.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+
+
 def timed(calls, reps=5):
     """Median seconds per call of the list of zero-argument launches, replayed as one CUDA graph."""
     s = torch.cuda.Stream()
@@ -90,6 +120,8 @@ def plain(lib, name, fmt, rows, cols, m, groups=1):
     w, s = random_weight(fmt, rows * groups, cols, copies)
     quant = fmt in (FP8, FP4) and groups == 1  # the engine quantizes wo_a's input itself
     x = (torch.randn(m, cols * groups, device=dev) * 0.5).to(torch.bfloat16)
+    if fmt in (FP8, FP4) and not quant:  # as the engine hands wo_a its input: round-tripped per 128 already
+        x = fp8_round_trip(x)
     y = torch.empty(m, rows * groups, dtype=torch.bfloat16, device=dev)
     ws = torch.empty(max(256, m * cols * 2), dtype=torch.uint8, device=dev)
 
@@ -110,8 +142,12 @@ def plain(lib, name, fmt, rows, cols, m, groups=1):
     torch.cuda.synchronize()
     ref = y2[0].float()
     err = ((y[0].float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+    # every row against float64 products of the dequantized weights and the (FP8-round-tripped) activations
+    wd = dequant(fmt, w[0], s[0], rows * groups, cols)
+    xq = fp8_round_trip(x) if fmt in (FP8, FP4) else x
+    ref_all = torch.cat([xq[:, g * cols:(g + 1) * cols].double() @ wd[g * rows:(g + 1) * rows].T for g in range(groups)], 1)
     return {"name": name, "fmt": fmt, "rows": rows * groups, "cols": cols, "m": m, "bytes": data + scale, "s": t,
-            "row0_vs_m1": err}
+            "row0_vs_m1": err, "vs_float64": rel_err(y, ref_all)}
 
 
 def experts(lib, name, fmt, rows, cols, m, tile=None):
@@ -140,8 +176,22 @@ def experts(lib, name, fmt, rows, cols, m, tile=None):
                                                              toff.data_ptr(), gather.data_ptr(), x.data_ptr(), cols,
                                                              y.data_ptr(), rows, st), name)
     t = timed([call(i) for i in range(copies)])
+    # every slot against float64 products (copy 0's weights; the activations were FP8-round-tripped by the
+    # layer before, so x is round-tripped here first)
+    xq = fp8_round_trip(x)
+    y.fill_(float("nan"))
+    torch.cuda.synchronize()
+    check(lib.strata_moe_expert_linear(fmt, w[0].data_ptr(), s[0].data_ptr(), data, scale, rows, cols, EXPERTS, pairs,
+                                       tile, off.data_ptr(), toff.data_ptr(), gather.data_ptr(), xq.data_ptr(), cols,
+                                       y.data_ptr(), rows, torch.cuda.current_stream().cuda_stream), name)
+    torch.cuda.synchronize()
+    err = 0.0
+    for e in sorted(set(ids))[:16]:
+        wd = dequant(fmt, w[0][e * data:(e + 1) * data], s[0][e * scale:(e + 1) * scale], rows, cols)
+        for slot in range(offsets[e], offsets[e + 1]):
+            err = max(err, rel_err(y[slot], xq[gather[slot].item()].double() @ wd.T))
     return {"name": name, "fmt": fmt, "rows": rows, "cols": cols, "m": m, "tile_rows": tile,
-            "experts_touched": sum(1 for c in counts if c), "bytes": touched, "s": t}
+            "experts_touched": sum(1 for c in counts if c), "bytes": touched, "s": t, "vs_float64": err}
 
 
 def main():
@@ -179,6 +229,7 @@ def main():
             extra = f" tile {r['tile_rows']}, {r['experts_touched']} experts" if "tile_rows" in r else ""
             if "row0_vs_m1" in r:
                 extra += f" (row 0 vs m=1: {r['row0_vs_m1']:.1e} of max)"
+            extra += f" vs float64: {r['vs_float64']:.1e} of max"
             print(f"m={m:<3} {r['name']:<18} {r['rows']:>6}x{r['cols']:<5} {r['bytes'] / 1e6:8.2f} MB "
                   f"{r['s'] * 1e6:8.1f} us {r['gbps']:7.0f} GB/s = {100 * r['of_copy_bw']:5.1f}% of copy{extra}",
                   flush=True)

@@ -15,6 +15,7 @@ enum WeightFmt : int { kBf16 = 0, kF32 = 1, kFp8 = 2, kFp4 = 3 };
 constexpr int kGemvRows = 8;   // most activation rows per CTA of the SIMT kernel (decode-sized batches)
 constexpr int kMmaRows = 64;   // activation rows per CTA of the tensor-core kernel
 constexpr int kSkinnyRowsMax = 16;  // plain GEMMs of at most this many rows take the SIMT kernel
+constexpr int kMmaBf16MinFeatures = 16384;  // bf16 matrices this wide take tensor cores from kGemvRows rows
 
 // One GEMM launch. Two ways for CTAs to find their activation rows:
 //  * plain (offsets == null): rows [0, m), and `groups` independent weight blocks along blockIdx.z (wo_a:
@@ -45,8 +46,17 @@ struct GemmArgs {
     int tile_rows;              // 1, 2, 4, kGemvRows (SIMT kernels) or kMmaRows (tensor cores): experts mode
 };
 
-// Launches the GEMM: SIMT for F32 weights, at most kSkinnyRowsMax plain rows or tile_rows <= kGemvRows, tensor
-// cores otherwise. Requires cols % 8 == 0 (FP8: 16, FP4: 32), lda % 8 == 0 and a 16-byte aligned x.
+// Which kernel takes FP8/FP4 decode GEMMs (at most kGemvRows rows per tile): the environment variable
+// STRATA_DECODE_GEMM=simt or =tensor forces one (A/B measurements); otherwise (auto) the tensor-core decode
+// kernel where it measured faster. Read once.
+enum class DecodeGemm { kSimt, kAuto, kTensor };
+constexpr int kDecodeTensorMinRows = 4;  // auto: fewer tokens stay on the SIMT kernel (measured faster there)
+DecodeGemm decode_gemm_mode();
+
+// Launches the GEMM: the tensor-core decode kernel for FP8/FP4 weights and at most kGemvRows plain rows or
+// expert tiles of kGemvRows; SIMT for F32 weights and other decode-sized shapes (at most kSkinnyRowsMax plain
+// rows or tile_rows <= kGemvRows); the 64-row tensor-core kernel otherwise. Requires cols % 8 == 0 (FP8: 16,
+// FP4: 32), lda % 8 == 0 and a 16-byte aligned x.
 cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t stream);
 
 }  // namespace strata

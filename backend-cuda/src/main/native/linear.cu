@@ -9,6 +9,8 @@
 //  * mma: 64x128 output tile per CTA, bf16 WMMA with fp32 accumulators; the weight tile is dequantized to
 //    bf16 in shared memory (exact, see gemm.cuh). Weights are read once per 64 activation rows.
 #include <cooperative_groups.h>
+#include <cstdlib>
+#include <cstring>
 #include <mma.h>
 #include "gemm.cuh"
 #include "strata_cuda.h"
@@ -465,6 +467,370 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
     cluster.sync();  // no CTA leaves while another still reads its shared memory
 }
 
+// ---- tensor-core decode kernel: FP8 / FP4 weights, tiles of at most 8 activation rows --------------------
+// The skinny kernel spends its instructions turning weights into fp32 and on FMAs, about as many as the
+// memory system delivers bytes. Here the tensor cores do the multiply-adds (mma.sync m16n8k16, f16 inputs,
+// fp32 accumulators) and a weight costs only its decode to f16: FP8 by the hardware e4m3 -> f16 conversion,
+// FP4 by placing its bits in an f16 (the value times 2^-14); both exact. A tile's activation rows are staged
+// in shared memory once per CTA as f16, divided by a power of two per 128 channels: an FP8-round-tripped row
+// is e4m3 values times a power of two per 128, so the division is exact and the quotients fit f16. The
+// products are therefore those of the CPU backend; the weight and activation scales multiply each chunk's
+// partial sums in fp32 (powers of two: exact), and only the summation order differs.
+//
+// A warp owns 16 output features (the MMA's M); the tile's rows are its N (8 columns, rows past the tile read
+// as zero). Which k a lane supplies is free as long as the weight and activation sides agree:
+//  FP8, chunks of 128 channels (one scale block): lane (g, t) holds bytes [32t, 32t + 32) of features g and
+//  g + 8; MMA step s takes bytes 4s..4s+3 of each, the activations the same channels.
+//  FP4, chunks of 256 channels (8 scale blocks of 32): lane (g, t) holds the 32-bit word t of every block (8
+//  codes) of features g and g + 8; a block is 2 MMA steps with codes paired (j, j + 4) into f16x2, and the
+//  activations are paired the same way by byte permutes.
+// A warp streams all chunks of its 16 features when there are enough of them to fill the GPU; otherwise kw
+// warps split the chunks of a feature tile (partial sums added in warp order). One wave of CTAs shares the
+// work items (tile, feature block) in contiguous ranges, so a CTA re-stages
+// activations only when its range enters a new tile; each thread has the next step's weights in flight while
+// it multiplies the current ones.
+constexpr int kDecRows = 8;      // activation rows per tile: the MMA's N
+static_assert(kDecRows == kGemvRows, "expert tiles of kGemvRows slots go to the decode kernel");
+constexpr int kDecThreads = 256;
+
+template <int FMT> struct Dec;
+template <> struct Dec<kFp8> { static constexpr int kChunk = 128; };
+template <> struct Dec<kFp4> { static constexpr int kChunk = 256; };
+
+// One lane's raw weights for one chunk: 8 words of feature g (w[0..7]) and of feature g + 8 (w[8..15]); the
+// scale bytes of both rows (FP4: one per 32-channel block, so 8 per row) or the FP8 block's one byte.
+struct DecRaw {
+    uint32_t w[16];
+    uint2 sg, sg8;
+    uint32_t s8;
+};
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                        uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
+    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q & 0xffffu), __NV_E4M3);
+    return (uint32_t) h.x | ((uint32_t) h.y << 16);
+}
+
+// Codes j (low half) and j + 4 (high half) of eight e2m1 codes, as f16 times 2^-14: magnitude bits to f16
+// bits 9..11 and the sign to bit 15 of each half.
+template <int J>
+__device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
+    uint32_t mag;
+    if constexpr (J < 3) mag = v << (9 - 4 * J); else mag = v >> 3;
+    return (mag & 0x0E000E00u) | ((v << (12 - 4 * J)) & 0x80008000u);
+}
+
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) { return __byte_perm(a, b, sel); }
+
+struct DecTile {
+    int r0, r1;
+    const uint8_t *w, *s;
+    int xcol, ycol;
+};
+
+// Tile i: plain GEMMs have one per group (all m <= 8 rows), experts one per kDecRows slots of an expert.
+__device__ __forceinline__ DecTile dec_tile(const GemmArgs &a, int i) {
+    DecTile t;
+    if (a.offsets == nullptr) {
+        t.r0 = 0;
+        t.r1 = a.m;
+        t.w = a.w + (size_t) i * a.rows * row_bytes(a.fmt, a.cols);
+        size_t srow = a.fmt == kFp8 ? (size_t) (i * a.rows / 128) * (a.cols / 128) : (size_t) i * a.rows * (a.cols / 32);
+        t.s = a.scale + srow;
+        t.xcol = i * a.cols;
+        t.ycol = i * a.rows;
+        return t;
+    }
+    int lo = 0, hi = a.experts - 1;  // the last expert e with tile_offsets[e] <= i
+    while (lo < hi) {
+        int mid = (lo + hi + 1) >> 1;
+        if (__ldg(a.tile_offsets + mid) <= i) lo = mid; else hi = mid - 1;
+    }
+    t.r0 = __ldg(a.offsets + lo) + (i - __ldg(a.tile_offsets + lo)) * kDecRows;
+    t.r1 = min(__ldg(a.offsets + lo + 1), t.r0 + kDecRows);
+    t.w = a.w + (size_t) lo * a.w_stride;
+    t.s = a.scale + (size_t) lo * a.s_stride;
+    t.xcol = t.ycol = 0;
+    return t;
+}
+
+// Feature n0 + g and n0 + g + 8 (n0 a multiple of 16), chunk c (c < 0: none, all zeros).
+template <int FMT>
+__device__ __forceinline__ void dec_load(const GemmArgs &a, const DecTile &t, int n0, int c, int g, int lane_t,
+                                         DecRaw &r) {
+    const int na = n0 + g, nb = na + 8;
+    const bool va = c >= 0 && na < a.rows, vb = c >= 0 && nb < a.rows;
+    if constexpr (FMT == kFp8) {
+        const uint8_t *pa = t.w + (size_t) na * a.cols + c * 128 + 32 * lane_t;
+        const uint8_t *pb = pa + (size_t) 8 * a.cols;
+        const uint4 z = make_uint4(0, 0, 0, 0);
+        uint4 q0 = va ? __ldg(reinterpret_cast<const uint4 *>(pa)) : z, q1 = va ? __ldg(reinterpret_cast<const uint4 *>(pa) + 1) : z;
+        uint4 q2 = vb ? __ldg(reinterpret_cast<const uint4 *>(pb)) : z, q3 = vb ? __ldg(reinterpret_cast<const uint4 *>(pb) + 1) : z;
+        r.w[0] = q0.x; r.w[1] = q0.y; r.w[2] = q0.z; r.w[3] = q0.w; r.w[4] = q1.x; r.w[5] = q1.y; r.w[6] = q1.z; r.w[7] = q1.w;
+        r.w[8] = q2.x; r.w[9] = q2.y; r.w[10] = q2.z; r.w[11] = q2.w; r.w[12] = q3.x; r.w[13] = q3.y; r.w[14] = q3.z; r.w[15] = q3.w;
+        // both features lie in one 128-row scale block (n0 is a multiple of 16)
+        r.s8 = c >= 0 && na < a.rows ? __ldg(t.s + (size_t) (na >> 7) * (a.cols >> 7) + c) : 0u;
+    } else {
+        const uint8_t *pa = t.w + (size_t) na * (a.cols / 2) + c * 128 + 4 * lane_t;
+        const uint8_t *pb = pa + (size_t) 8 * (a.cols / 2);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            r.w[i] = va ? __ldg(reinterpret_cast<const uint32_t *>(pa + 16 * i)) : 0u;
+            r.w[8 + i] = vb ? __ldg(reinterpret_cast<const uint32_t *>(pb + 16 * i)) : 0u;
+        }
+        const uint2 z = make_uint2(0, 0);
+        r.sg = va ? __ldg(reinterpret_cast<const uint2 *>(t.s + (size_t) na * (a.cols / 32) + c * 8)) : z;
+        r.sg8 = vb ? __ldg(reinterpret_cast<const uint2 *>(t.s + (size_t) nb * (a.cols / 32) + c * 8)) : z;
+    }
+}
+
+// acc += this chunk's products. xs: the staged f16 activations (row stride ldx halves), xsc: their scales
+// [kDecRows][cols / 128]; rows g >= nrows contribute zeros.
+template <int FMT>
+__device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half *xs, int ldx, const float *xsc, int sblk,
+                                            int nrows, int g, int lane_t, float (&acc)[4]) {
+    const bool has_x = g < nrows;
+    const uint16_t *xg = reinterpret_cast<const uint16_t *>(xs) + (size_t) g * ldx;
+    if constexpr (FMT == kFp8) {
+        uint32_t b[16];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            uint4 v = has_x ? *reinterpret_cast<const uint4 *>(xg + c * 128 + 32 * lane_t + 8 * i) : make_uint4(0, 0, 0, 0);
+            b[4 * i] = v.x; b[4 * i + 1] = v.y; b[4 * i + 2] = v.z; b[4 * i + 3] = v.w;
+        }
+        float tmp[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int s = 0; s < 8; s++) {
+            mma_f16(tmp, e4m3x2_to_f16x2(r.w[s]), e4m3x2_to_f16x2(r.w[8 + s]), e4m3x2_to_f16x2(r.w[s] >> 16),
+                    e4m3x2_to_f16x2(r.w[8 + s] >> 16), b[2 * s], b[2 * s + 1]);
+        }
+        const float ws = e8m0_decode((uint8_t) r.s8);
+        const float f0 = ws * xsc[(2 * lane_t) * sblk + c], f1 = ws * xsc[(2 * lane_t + 1) * sblk + c];
+        acc[0] = fmaf(tmp[0], f0, acc[0]);
+        acc[1] = fmaf(tmp[1], f1, acc[1]);
+        acc[2] = fmaf(tmp[2], f0, acc[2]);
+        acc[3] = fmaf(tmp[3], f1, acc[3]);
+    } else {
+        const uint32_t sga[2] = {r.sg.x, r.sg.y}, sgb[2] = {r.sg8.x, r.sg8.y};
+#pragma unroll
+        for (int blk = 0; blk < 8; blk++) {
+            uint4 x = has_x ? *reinterpret_cast<const uint4 *>(xg + c * 256 + 32 * blk + 8 * lane_t) : make_uint4(0, 0, 0, 0);
+            const uint32_t v = r.w[blk], u = r.w[8 + blk];
+            float tmp[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_f16(tmp, e2m1_pair_f16x2<0>(v), e2m1_pair_f16x2<0>(u), e2m1_pair_f16x2<1>(v), e2m1_pair_f16x2<1>(u),
+                    prmt(x.x, x.z, 0x5410), prmt(x.x, x.z, 0x7632));
+            mma_f16(tmp, e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<2>(u), e2m1_pair_f16x2<3>(v), e2m1_pair_f16x2<3>(u),
+                    prmt(x.y, x.w, 0x5410), prmt(x.y, x.w, 0x7632));
+            const int kb = c * 2 + (blk >> 2);
+            const float x0 = xsc[(2 * lane_t) * sblk + kb] * 16384.f, x1 = xsc[(2 * lane_t + 1) * sblk + kb] * 16384.f;
+            const float wa = e8m0_decode((uint8_t) (sga[blk >> 2] >> (8 * (blk & 3))));
+            const float wb = e8m0_decode((uint8_t) (sgb[blk >> 2] >> (8 * (blk & 3))));
+            acc[0] = fmaf(tmp[0], wa * x0, acc[0]);
+            acc[1] = fmaf(tmp[1], wa * x1, acc[1]);
+            acc[2] = fmaf(tmp[2], wb * x0, acc[2]);
+            acc[3] = fmaf(tmp[3], wb * x1, acc[3]);
+        }
+    }
+}
+
+// The tile's activation rows into shared memory: one warp per (row, 128 channels) divides by 2^floor(log2
+// amax) and converts to f16; xsc gets the power of two (rows past the tile: 0). A warp loads four blocks
+// before it reduces any, so their latencies overlap.
+__device__ __forceinline__ void dec_stage(const GemmArgs &a, const DecTile &t, __half *xs, int ldx, float *xsc) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sblk = a.cols / 128, warps = kDecThreads / 32;
+    const int nrows = t.r1 - t.r0, ntask = nrows * sblk;
+    for (int i = threadIdx.x; i < (kDecRows - nrows) * sblk; i += kDecThreads) xsc[nrows * sblk + i] = 0.f;
+    for (int base = warp; base < ntask; base += 4 * warps) {
+        uint2 raw[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int task = base + j * warps, r = task / sblk, kb = task % sblk;
+            raw[j] = task < ntask ? *reinterpret_cast<const uint2 *>(a.x + (size_t) x_row(a, t.r0 + r) * a.lda + t.xcol
+                                                                   + kb * 128 + lane * 4)
+                                  : make_uint2(0, 0);
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int task = base + j * warps, r = task / sblk, kb = task % sblk;
+            if (task >= ntask) break;  // uniform over the warp
+            const float v[4] = {__uint_as_float(raw[j].x << 16), __uint_as_float(raw[j].x & 0xffff0000u),
+                                __uint_as_float(raw[j].y << 16), __uint_as_float(raw[j].y & 0xffff0000u)};
+            float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
+            amax = group_max<32>(amax);
+            uint32_t e = (__float_as_uint(amax) >> 23) & 0xff;  // amax in [2^(e-127), 2^(e-126))
+            if (e == 0) e = 1;                                    // zero or subnormal: any small power will do
+            const float scale = __uint_as_float(e << 23), inv = __uint_as_float((254u - e) << 23);
+            __half2 h0 = __floats2half2_rn(v[0] * inv, v[1] * inv), h1 = __floats2half2_rn(v[2] * inv, v[3] * inv);
+            uint2 out;
+            out.x = *reinterpret_cast<uint32_t *>(&h0);
+            out.y = *reinterpret_cast<uint32_t *>(&h1);
+            *reinterpret_cast<uint2 *>(xs + (size_t) r * ldx + kb * 128 + lane * 4) = out;
+            if (lane == 0) xsc[r * sblk + kb] = scale;
+        }
+    }
+}
+
+template <int FMT>
+__global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int fblocks) {
+    constexpr int CH = Dec<FMT>::kChunk;
+    extern __shared__ __align__(16) unsigned char dsmem[];
+    __shared__ float red[kDecThreads / 32][32][4];
+    const int sblk = a.cols / 128, ldx = a.cols + 8;  // +8 halves: rows start on different banks
+    float *xsc = reinterpret_cast<float *>(dsmem);    // [kDecRows][sblk], then the rows
+    __half *xs = reinterpret_cast<__half *>(dsmem + (size_t) kDecRows * sblk * 4);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, lt = lane & 3;
+    const int gpc = (kDecThreads / 32) / kw, grp = warp / kw, kwi = warp % kw;
+    const int tiles = a.offsets ? __ldg(a.tile_offsets + a.experts) : a.groups;
+    const int64_t works = (int64_t) tiles * fblocks;
+    const int w_begin = (int) (works * blockIdx.x / gridDim.x), w_end = (int) (works * (blockIdx.x + 1) / gridDim.x);
+    if (w_begin >= w_end) return;  // uniform over the CTA
+    const int kchunks = a.cols / CH, rounds = (kchunks + kw - 1) / kw;
+    auto chunk_of = [&](int round) { int c = round * kw + kwi; return c < kchunks ? c : -1; };
+    auto n0_of = [&](int w) { return ((w % fblocks) * gpc + grp) * 16; };
+
+    int w = w_begin, round = 0, tile = w / fblocks;
+    DecTile t = dec_tile(a, tile);
+    DecRaw cur, nxt;
+    dec_load<FMT>(a, t, n0_of(w), chunk_of(0), g, lt, cur);  // in flight while the activations are staged
+    dec_stage(a, t, xs, ldx, xsc);
+    __syncthreads();
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    while (true) {
+        int nround = round + 1, nw = w;
+        const bool item_done = nround == rounds;
+        if (item_done) {
+            nround = 0;
+            nw = w + 1;
+        }
+        const bool more = nw < w_end, same_tile = more && nw / fblocks == tile;
+        if (same_tile) dec_load<FMT>(a, t, n0_of(nw), chunk_of(nround), g, lt, nxt);  // the next step's weights fly
+        const int c = chunk_of(round);
+        if (c >= 0) dec_compute<FMT>(cur, c, xs, ldx, xsc, sblk, t.r1 - t.r0, g, lt, acc);
+        if (item_done && kw == 1) {  // a warp alone owns its 16 features: store its fragments
+            const int nrows = t.r1 - t.r0, n = n0_of(w) + g;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int col = 2 * lt + (i & 1), nn = n + (i >> 1) * 8;
+                if (col < nrows && nn < a.rows) store_y(a, t.r0 + col, t.ycol + nn, acc[i]);
+                acc[i] = 0.f;
+            }
+        } else if (item_done) {  // the feature block is complete: sum it over the CTA's warps in order and store it
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                red[warp][lane][i] = acc[i];
+                acc[i] = 0.f;
+            }
+            __syncthreads();
+            const int nrows = t.r1 - t.r0, fb = w % fblocks;
+            for (int v = threadIdx.x; v < gpc * 128; v += kDecThreads) {
+                const int gg = v / 128, f = (v % 128) / 8, col = v % 8;
+                const int n = (fb * gpc + gg) * 16 + f;
+                if (col >= nrows || n >= a.rows) continue;
+                const int ln = (f & 7) * 4 + col / 2, i = (f >> 3) * 2 + (col & 1);
+                float sum = 0.f;
+                for (int k = 0; k < kw; k++) sum += red[gg * kw + k][ln][i];
+                store_y(a, t.r0 + col, t.ycol + n, sum);
+            }
+            __syncthreads();  // red and (below) xs are free again
+        }
+        if (!more) break;
+        if (!same_tile) {  // a new tile: its first weights in flight while its activations are staged
+            tile = nw / fblocks;
+            t = dec_tile(a, tile);
+            dec_load<FMT>(a, t, n0_of(nw), chunk_of(nround), g, lt, nxt);
+            if (kw == 1) __syncthreads();  // every warp is done with the old rows (kw > 1 synchronised above)
+            dec_stage(a, t, xs, ldx, xsc);
+            __syncthreads();
+        }
+        cur = nxt;
+        round = nround;
+        w = nw;
+    }
+}
+
+// Dynamic shared memory of k_dec: the scales of kDecRows rows, then `rows` staged rows.
+template <int FMT>
+constexpr size_t dec_smem(int cols, int rows) {
+    return (size_t) kDecRows * (cols / 128) * 4 + (size_t) rows * (cols + 8) * 2;
+}
+constexpr int kDecSmemMax = 200 * 1024;  // + 8 KB static: within the 227 KB a CTA may opt into
+
+}  // namespace
+
+DecodeGemm decode_gemm_mode() {
+    static const DecodeGemm mode = [] {
+        const char *e = getenv("STRATA_DECODE_GEMM");
+        if (e != nullptr && strcmp(e, "simt") == 0) return DecodeGemm::kSimt;
+        if (e != nullptr && strcmp(e, "tensor") == 0) return DecodeGemm::kTensor;
+        return DecodeGemm::kAuto;
+    }();
+    return mode;
+}
+
+namespace {
+
+// Whether the tensor-core decode kernel takes this GEMM. It needs FP8 (cols % 128) or FP4 (cols % 256)
+// weights and at most kDecRows rows per tile. In auto mode it also needs the shape where it measured faster
+// than the SIMT kernel (docs/benchmarks.md): at one to a few rows the SIMT kernel keeps more bytes in flight
+// per SM, and a matrix of too few 16-feature blocks to give every SM one would leave SMs idle.
+bool dec_fits(const GemmArgs &a) {
+    const DecodeGemm mode = decode_gemm_mode();
+    if (mode == DecodeGemm::kSimt) return false;
+    if (a.fmt == kFp8) {
+        if (a.cols % 128 != 0 || (reinterpret_cast<uintptr_t>(a.w) & 15) != 0) return false;
+    } else if (a.fmt == kFp4) {
+        if (a.cols % 256 != 0 || (reinterpret_cast<uintptr_t>(a.w) & 3) != 0 || (reinterpret_cast<uintptr_t>(a.scale) & 7) != 0) return false;
+    } else {
+        return false;
+    }
+    if (a.offsets ? a.tile_rows != kDecRows : a.m > kDecRows) return false;
+    if ((a.fmt == kFp8 ? dec_smem<kFp8>(a.cols, kDecRows) : dec_smem<kFp4>(a.cols, kDecRows)) > (size_t) kDecSmemMax) return false;
+    if (mode == DecodeGemm::kTensor || a.offsets != nullptr) return true;  // expert tiles: strata_moe_tile_rows chose
+    const int64_t tiles16 = (int64_t) a.groups * ((a.rows + 15) / 16);  // 16-feature tiles, one per warp at most
+    return a.m >= kDecodeTensorMinRows && tiles16 >= strata_sm_count();
+}
+
+template <int FMT>
+cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
+    const int xrows = a.offsets ? kDecRows : a.m;
+    const size_t smem = dec_smem<FMT>(a.cols, xrows);
+    // registers allow this many CTAs per SM; shared memory may allow fewer (asked once per kernel)
+    static const int reg_occupancy = [] {
+        cudaFuncSetAttribute(k_dec<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax);
+        int n = 0;
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_dec<FMT>, kDecThreads, 0) == cudaSuccess && n > 0 ? n : 1;
+    }();
+    static const int smem_per_sm = [] {
+        int dev = 0, v = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+        return v;
+    }();
+    const int per_cta = (int) smem + 4096 + 1024;  // + the reduction buffer and the runtime's reserve
+    int occupancy = smem_per_sm / per_cta;
+    occupancy = occupancy < 1 ? 1 : (occupancy > reg_occupancy ? reg_occupancy : occupancy);
+    // warps per feature tile: one (each warp owns its features, no reduction and no barrier per block) unless
+    // the work items would then leave CTA slots empty; experts count max_tiles, an upper bound
+    const int slots = occupancy * strata_sm_count();
+    const int64_t tiles = a.offsets ? a.max_tiles : a.groups;
+    auto blocks_of = [&](int kw) { return (int64_t) ((a.rows + 16 * (8 / kw) - 1) / (16 * (8 / kw))); };
+    int kw = 1;
+    while (kw < 8 && 2 * kw <= a.cols / Dec<FMT>::kChunk && tiles * blocks_of(kw) < slots) kw *= 2;
+    const int fblocks = (int) blocks_of(kw);
+    const int64_t works = tiles * fblocks;
+    const int64_t ctas = works < slots ? works : slots;
+    k_dec<FMT><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks);
+    return cudaGetLastError();
+}
+
 // ---- activation FP8 round trip (ActivationQuant.fp8RoundTrip, block 128): one warp per block ------------
 __global__ void k_act_fp8_roundtrip(const __nv_bfloat16 *x, int lda, int m, int cols, __nv_bfloat16 *out, int ldo) {
     const int blocks = cols / 128;
@@ -535,7 +901,11 @@ cudaError_t launch_skinny_rows(const GemmArgs &a, cudaStream_t st) {
 cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t st) {
     // the skinny kernel's 16-byte chunks (the formats' blocks are multiples of them)
     if ((a.fmt == kFp8 && a.cols % 16 != 0) || (a.fmt == kFp4 && a.cols % 32 != 0)) return cudaErrorInvalidValue;
+    if (dec_fits(a)) return a.fmt == kFp8 ? launch_dec<kFp8>(a, st) : launch_dec<kFp4>(a, st);
     bool small = a.fmt == kF32 || (a.offsets ? a.tile_rows <= kGemvRows : a.m <= kSkinnyRowsMax);
+    // a large bf16 matrix (the output head) at 8 rows and more: the SIMT kernel's 8-row tiles ran at half the
+    // tensor-core kernel's speed there (0.93 vs 0.48 ms for the V4-Flash head at batch 8 and 64)
+    if (a.fmt == kBf16 && a.offsets == nullptr && a.m >= kGemvRows && a.rows >= kMmaBf16MinFeatures) small = false;
     if (a.fmt == kF32) return launch_skinny_rows<kF32>(a, st);
     switch (a.fmt) {
         case kBf16: return small ? launch_skinny_rows<kBf16>(a, st) : launch_mma<kBf16>(a, st);

@@ -230,10 +230,17 @@ __global__ void k_moe_combine(const __nv_bfloat16 *routed, const __nv_bfloat16 *
 using namespace strata;
 
 int strata_moe_tile_rows(int m, int k, int experts) {
-    // SIMT tiles while experts get few rows each (decode), tensor-core tiles for prefill. Rows of one expert
-    // in tiles of one: its tiles run side by side and read the weights from L2 after the first, and a
-    // one-row tile streams the weights with the fewest registers.
     const int64_t pairs = (int64_t) m * k;
+    // From a few tokens on, tiles of kGemvRows slots of one expert: the tensor-core decode kernel reads each
+    // expert's weights once per 8 of its rows and decodes them once for all. For one to three tokens, rows
+    // of one expert in tiles of one on the SIMT kernel: its tiles run side by side and read the weights from
+    // L2 after the first, and a one-row tile streams them with the fewest registers (measured faster there,
+    // docs/benchmarks.md).
+    const DecodeGemm mode = decode_gemm_mode();
+    if (mode != DecodeGemm::kSimt && pairs <= (int64_t) 2 * kGemvRows * experts
+        && (mode == DecodeGemm::kTensor || m >= kDecodeTensorMinRows)) {
+        return kGemvRows;
+    }
     if (pairs <= (int64_t) 2 * experts) return 1;
     if (pairs <= (int64_t) 8 * experts) return 4;
     return pairs <= (int64_t) 2 * kGemvRows * experts ? kGemvRows : kMmaRows;
