@@ -3,9 +3,11 @@
 // FP8/FP4 layers first FP8-round-trip the activation per token and 128 channels (ActivationQuant), the
 // products are exact, accumulation is fp32, the output is bf16 (round to nearest even) or fp32.
 //
-// Two kernels, both dequantizing the weight as they stream it (no up-converted copy is ever stored):
+// Three kernels, all dequantizing the weight as they stream it (no up-converted copy is ever stored):
 //  * skinny: up to 8 activation rows per CTA, SIMT fp32 FMAs, a few CTAs per SM streaming the weights at
 //    memory bandwidth. For decode batches and expert tiles of few rows, and for F32 weights at any batch.
+//  * dec: FP8/FP4 weights times up to 8 activation rows on tensor cores (mma.sync, f16 in, fp32 out), a warp
+//    per 16 features; for decode shapes where it measured faster than skinny (launch_gemm).
 //  * mma: 64x128 output tile per CTA, bf16 WMMA with fp32 accumulators; the weight tile is dequantized to
 //    bf16 in shared memory (exact, see gemm.cuh). Weights are read once per 64 activation rows.
 #include <cooperative_groups.h>
