@@ -99,10 +99,11 @@ struct Tile {
     int xcol, ycol;
 };
 
-__device__ __forceinline__ Tile resolve_tile(const GemmArgs &a, int tile, int tile_rows) {
+// Plain GEMMs: row tile `tile` of weight group `group`; experts: global tile index `tile` (group unused).
+__device__ __forceinline__ Tile resolve_tile(const GemmArgs &a, int tile, int tile_rows, int group) {
     Tile t;
     if (a.offsets == nullptr) {
-        int g = blockIdx.z;
+        int g = group;
         t.r0 = tile * tile_rows;
         t.r1 = min(a.m, t.r0 + tile_rows);
         t.w = a.w + (size_t) g * a.rows * row_bytes(a.fmt, a.cols);
@@ -162,17 +163,23 @@ __device__ __forceinline__ void fp8x4_to_float(uint32_t q, float *f) {
     }
 }
 
+// Codes j (low half) and j + 4 (high half) of eight e2m1 codes, as f16 times 2^-14: magnitude bits to f16
+// bits 9..11 and the sign to bit 15 of each half.
+template <int J>
+__device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
+    uint32_t mag;
+    if constexpr (J < 3) mag = v << (9 - 4 * J); else mag = v >> 3;
+    return (mag & 0x0E000E00u) | ((v << (12 - 4 * J)) & 0x80008000u);
+}
+
 // Eight e2m1 codes (low nibble first) -> their values times 2^-14, in element order.
 __device__ __forceinline__ void fp4x8_to_float(uint32_t v, float *f) {
+    const uint32_t pairs[4] = {e2m1_pair_f16x2<0>(v), e2m1_pair_f16x2<1>(v), e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<3>(v)};
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        // nibble j in bits 0..3 and nibble j + 4 in bits 16..19 of t: magnitude bits to fp16 bits 9..11,
-        // sign to bit 15, of each half
-        uint32_t t = v >> (4 * j);
         __half2_raw h;
-        uint32_t bits = ((t & 0x00070007u) << 9) | ((t & 0x00080008u) << 12);
-        h.x = (unsigned short) (bits & 0xffffu);
-        h.y = (unsigned short) (bits >> 16);
+        h.x = (unsigned short) (pairs[j] & 0xffffu);
+        h.y = (unsigned short) (pairs[j] >> 16);
         float2 p = __half22float2(__half2(h));
         f[j] = p.x;
         f[j + 4] = p.y;
@@ -240,7 +247,7 @@ template <int FMT, int MT>
 __global__ void __launch_bounds__(256) k_skinny(GemmArgs a, int kw) {
     constexpr int E = Skinny<FMT>::kElems, NF = Skinny<FMT>::kFeatures, P = NF * MT;
     __shared__ float red[8][P];
-    const Tile t = resolve_tile(a, blockIdx.x, a.offsets ? a.tile_rows : MT);
+    const Tile t = resolve_tile(a, blockIdx.x, a.offsets ? a.tile_rows : MT, blockIdx.z);
     const int groups = 8 / kw, features = NF * groups;
     const int nfb = (a.rows + features - 1) / features;
     if (t.r0 >= t.r1 || (int) blockIdx.y >= nfb) return;  // uniform over the CTA: before any barrier
@@ -357,7 +364,7 @@ template <int FMT>
 __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
     using namespace nvcuda;
     __shared__ __align__(128) unsigned char smem[kMmaSmem];
-    const Tile t = resolve_tile(a, blockIdx.y, kBM);
+    const Tile t = resolve_tile(a, blockIdx.y, kBM, blockIdx.z);
     if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int rank = blockIdx.x % splits;
@@ -521,52 +528,11 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
     return (uint32_t) h.x | ((uint32_t) h.y << 16);
 }
 
-// Codes j (low half) and j + 4 (high half) of eight e2m1 codes, as f16 times 2^-14: magnitude bits to f16
-// bits 9..11 and the sign to bit 15 of each half.
-template <int J>
-__device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
-    uint32_t mag;
-    if constexpr (J < 3) mag = v << (9 - 4 * J); else mag = v >> 3;
-    return (mag & 0x0E000E00u) | ((v << (12 - 4 * J)) & 0x80008000u);
-}
-
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) { return __byte_perm(a, b, sel); }
-
-struct DecTile {
-    int r0, r1;
-    const uint8_t *w, *s;
-    int xcol, ycol;
-};
-
-// Tile i: plain GEMMs have one per group (all m <= 8 rows), experts one per kDecRows slots of an expert.
-__device__ __forceinline__ DecTile dec_tile(const GemmArgs &a, int i) {
-    DecTile t;
-    if (a.offsets == nullptr) {
-        t.r0 = 0;
-        t.r1 = a.m;
-        t.w = a.w + (size_t) i * a.rows * row_bytes(a.fmt, a.cols);
-        size_t srow = a.fmt == kFp8 ? (size_t) (i * a.rows / 128) * (a.cols / 128) : (size_t) i * a.rows * (a.cols / 32);
-        t.s = a.scale + srow;
-        t.xcol = i * a.cols;
-        t.ycol = i * a.rows;
-        return t;
-    }
-    int lo = 0, hi = a.experts - 1;  // the last expert e with tile_offsets[e] <= i
-    while (lo < hi) {
-        int mid = (lo + hi + 1) >> 1;
-        if (__ldg(a.tile_offsets + mid) <= i) lo = mid; else hi = mid - 1;
-    }
-    t.r0 = __ldg(a.offsets + lo) + (i - __ldg(a.tile_offsets + lo)) * kDecRows;
-    t.r1 = min(__ldg(a.offsets + lo + 1), t.r0 + kDecRows);
-    t.w = a.w + (size_t) lo * a.w_stride;
-    t.s = a.scale + (size_t) lo * a.s_stride;
-    t.xcol = t.ycol = 0;
-    return t;
-}
 
 // Feature n0 + g and n0 + g + 8 (n0 a multiple of 16), chunk c (c < 0: none, all zeros).
 template <int FMT>
-__device__ __forceinline__ void dec_load(const GemmArgs &a, const DecTile &t, int n0, int c, int g, int lane_t,
+__device__ __forceinline__ void dec_load(const GemmArgs &a, const Tile &t, int n0, int c, int g, int lane_t,
                                          DecRaw &r) {
     const int na = n0 + g, nb = na + 8;
     const bool va = c >= 0 && na < a.rows, vb = c >= 0 && nb < a.rows;
@@ -579,7 +545,7 @@ __device__ __forceinline__ void dec_load(const GemmArgs &a, const DecTile &t, in
         r.w[0] = q0.x; r.w[1] = q0.y; r.w[2] = q0.z; r.w[3] = q0.w; r.w[4] = q1.x; r.w[5] = q1.y; r.w[6] = q1.z; r.w[7] = q1.w;
         r.w[8] = q2.x; r.w[9] = q2.y; r.w[10] = q2.z; r.w[11] = q2.w; r.w[12] = q3.x; r.w[13] = q3.y; r.w[14] = q3.z; r.w[15] = q3.w;
         // both features lie in one 128-row scale block (n0 is a multiple of 16)
-        r.s8 = c >= 0 && na < a.rows ? __ldg(t.s + (size_t) (na >> 7) * (a.cols >> 7) + c) : 0u;
+        r.s8 = va ? __ldg(t.s + (size_t) (na >> 7) * (a.cols >> 7) + c) : 0u;
     } else {
         const uint8_t *pa = t.w + (size_t) na * (a.cols / 2) + c * 128 + 4 * lane_t;
         const uint8_t *pb = pa + (size_t) 8 * (a.cols / 2);
@@ -646,7 +612,7 @@ __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half
 // The tile's activation rows into shared memory: one warp per (row, 128 channels) divides by 2^floor(log2
 // amax) and converts to f16; xsc gets the power of two (rows past the tile: 0). A warp loads four blocks
 // before it reduces any, so their latencies overlap.
-__device__ __forceinline__ void dec_stage(const GemmArgs &a, const DecTile &t, __half *xs, int ldx, float *xsc) {
+__device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __half *xs, int ldx, float *xsc) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sblk = a.cols / 128, warps = kDecThreads / 32;
     const int nrows = t.r1 - t.r0, ntask = nrows * sblk;
     for (int i = threadIdx.x; i < (kDecRows - nrows) * sblk; i += kDecThreads) xsc[nrows * sblk + i] = 0.f;
@@ -699,7 +665,9 @@ __global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int 
     auto n0_of = [&](int w) { return ((w % fblocks) * gpc + grp) * 16; };
 
     int w = w_begin, round = 0, tile = w / fblocks;
-    DecTile t = dec_tile(a, tile);
+    // work tile i: plain GEMMs have one per group (all m <= 8 rows), experts one per kDecRows slots of an expert
+    auto tile_at = [&](int i) { return a.offsets ? resolve_tile(a, i, kDecRows, 0) : resolve_tile(a, 0, kDecRows, i); };
+    Tile t = tile_at(tile);
     DecRaw cur, nxt;
     dec_load<FMT>(a, t, n0_of(w), chunk_of(0), g, lt, cur);  // in flight while the activations are staged
     dec_stage(a, t, xs, ldx, xsc);
@@ -746,7 +714,7 @@ __global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int 
         if (!more) break;
         if (!same_tile) {  // a new tile: its first weights in flight while its activations are staged
             tile = nw / fblocks;
-            t = dec_tile(a, tile);
+            t = tile_at(tile);
             dec_load<FMT>(a, t, n0_of(nw), chunk_of(nround), g, lt, nxt);
             if (kw == 1) __syncthreads();  // every warp is done with the old rows (kw > 1 synchronised above)
             dec_stage(a, t, xs, ldx, xsc);
