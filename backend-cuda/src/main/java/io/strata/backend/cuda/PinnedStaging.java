@@ -2,16 +2,19 @@ package io.strata.backend.cuda;
 
 import io.strata.backend.cuda.nat.CudaNative;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Page-locked host memory for the per-step metadata (positions, slot mappings, block tables): the
- * engine fills it through {@link #segment()} and the step's copies to the device run at full PCIe
- * speed and may be asynchronous.
+ * Page-locked host memory for the per-step metadata (positions, slot mappings, block tables) and the logits:
+ * the engine fills or reads it through {@link #segment()} and the step's copies run at full PCIe speed and may
+ * be asynchronous. Segments are scoped to the buffer, so one read after {@link #close} fails with an
+ * exception instead of reading freed memory.
  */
 public final class PinnedStaging implements AutoCloseable {
     private final long address;
     private final long bytes;
+    private final Arena scope = Arena.ofShared();
     private boolean closed;
 
     public PinnedStaging(long bytes) {
@@ -27,7 +30,7 @@ public final class PinnedStaging implements AutoCloseable {
     }
 
     public MemorySegment segment() {
-        return MemorySegment.ofAddress(address).reinterpret(bytes);
+        return MemorySegment.ofAddress(address).reinterpret(bytes, scope, null);
     }
 
     /** Copies the first {@code n} bytes to a device buffer. */
@@ -39,6 +42,7 @@ public final class PinnedStaging implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
+            scope.close();
             CudaRuntime.check(CudaNative.strata_cuda_free_host(address), "cudaFreeHost");
         }
     }

@@ -101,7 +101,7 @@ public final class CpuExecutor implements ModelExecutor {
         rowStart[batch.chunks().size()] = lr;
         float[] logits = new float[logitRows.length * vocab];
         model.forward(tokens, total, slices, logitRows, logits, null);
-        return new StepResult(logits, vocab, rowStart, System.nanoTime() - t0);
+        return StepResult.of(logits, vocab, rowStart, System.nanoTime() - t0);
     }
 
     @Override

@@ -14,8 +14,10 @@ import io.strata.spi.exec.ModelExecutor;
 import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
+import io.strata.spi.exec.StepResult;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -57,7 +59,7 @@ class PagedFp8Test {
                     var r = exec.execute(new StepBatch(List.of(new SequenceChunk(k, Arrays.copyOfRange(tokens, done,
                         done + len), done, BlockTable.fromZero(tables), 0, 0, want ? new int[]{len - 1} : new int[0]))));
                     if (want && row <= decode) {
-                        System.arraycopy(r.logits(), 0, out, row * vocab, vocab);
+                        MemorySegment.copy(r.logits(), StepResult.FLOAT, 0, out, row * vocab, vocab);
                         row++;
                     }
                     done += len;

@@ -384,6 +384,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         }
         metrics.step(tokens);
         stepsCompleted++;
+        // the logits are the backend's buffer until its next step: read here, only the sampled tokens are kept
         int vocab = out.vocab();
         int row = 0;
         for (StepRunner.Chunk c : plan.chunks()) {
@@ -397,7 +398,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                 case ALL -> {
                     for (int p = c.start(); p < c.start() + c.count(); p++, row++) {
                         if (p + 1 < s.promptLength() && s.promptLogprobs.size() == p + 1) {
-                            s.promptLogprobs.add(Logprobs.of(out.logits(), row * vocab, vocab, s.token(p + 1),
+                            s.promptLogprobs.add(Logprobs.of(out.logits(), (long) row * vocab, vocab, s.token(p + 1),
                                     s.params.promptLogprobs()));
                         }
                         lastRow = row;
@@ -413,7 +414,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                         s.firstScheduledNanos - s.arrivalNanos, s.promptLogprobs));
                 queuedTokens.addAndGet(-s.promptLength());
             }
-            SampledToken t = sampler.sample(out.logits(), lastRow * vocab, s.params, s.history, s.rng, codec.eosTokenId());
+            SampledToken t = sampler.sample(out.logits(), (long) lastRow * vocab, s.params, s.history, s.rng, codec.eosTokenId());
             accept(s, t);
         }
         publishGauges();

@@ -1,5 +1,8 @@
 package io.strata.platform.engine;
 
+import io.strata.spi.exec.StepResult;
+
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
 
@@ -29,10 +32,11 @@ public interface StepRunner {
     }
 
     /**
-     * @param logits rows of {@code vocab} floats, chunk after chunk in the order given, only for chunks
-     *               that asked: one row for LAST, {@code count} rows for ALL
+     * @param logits rows of {@code vocab} fp32 values, chunk after chunk in the order given, only for chunks
+     *               that asked: one row for LAST, {@code count} rows for ALL. The backend's view (see
+     *               {@link StepResult}): valid only until the next {@link #execute}
      */
-    record Output(float[] logits, int vocab) {
+    record Output(MemorySegment logits, int vocab) {
     }
 
     Output execute(List<Chunk> chunks);

@@ -1,5 +1,7 @@
 package io.strata.platform.workers;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -9,6 +11,9 @@ import java.nio.charset.StandardCharsets;
  * arrays (arrays go as a count then the values, copied in bulk).
  */
 final class Payload {
+    /** A float in the body: little-endian, at any byte offset of the heap buffer. */
+    private static final ValueLayout.OfFloat LE_FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
     private ByteBuffer buf;
 
     Payload(int initialBytes) {
@@ -67,11 +72,13 @@ final class Payload {
         return this;
     }
 
-    Payload putFloats(float[] v) {
-        putInt(v.length);
-        room(4 * v.length);
-        buf.asFloatBuffer().put(v);
-        buf.position(buf.position() + 4 * v.length);
+    /** fp32 values in native order (a step's logits), copied in bulk to the little-endian body. */
+    Payload putFloats(MemorySegment v) {
+        int n = Math.toIntExact(v.byteSize() / 4);
+        putInt(n);
+        room(4 * n);
+        MemorySegment.copy(v, ValueLayout.JAVA_FLOAT, 0, MemorySegment.ofBuffer(buf), LE_FLOAT, 0, n);
+        buf.position(buf.position() + 4 * n);
         return this;
     }
 

@@ -157,8 +157,9 @@ final class WorkerProtocol {
         return new StepBatch(chunks);
     }
 
+    /** The reply to {@link #EXECUTE}: the logits are copied out of the executor's view, which its next step reuses. */
     static ByteBuffer result(StepResult r) {
-        return new Payload(32 + 4 * r.rowStart().length + 4 * r.logits().length)
+        return new Payload(Math.toIntExact(32 + 4L * r.rowStart().length + r.logits().byteSize()))
                 .putInt(r.vocab()).putLong(r.nanos()).putInts(r.rowStart()).putFloats(r.logits()).done();
     }
 
@@ -166,7 +167,7 @@ final class WorkerProtocol {
         int vocab = b.getInt();
         long nanos = b.getLong();
         int[] rowStart = Payload.ints(b);
-        return new StepResult(Payload.floats(b), vocab, rowStart, nanos);
+        return StepResult.of(Payload.floats(b), vocab, rowStart, nanos);
     }
 
     static void putDeviceMemory(Payload p, DeviceMemory m) {

@@ -138,7 +138,7 @@ final class FlakyBackend implements BackendProvider, ExecutionBackend {
                     }
                 }
                 rowStart[batch.chunks().size()] = row;
-                return new StepResult(logits, vocab, rowStart, 0);
+                return StepResult.of(logits, vocab, rowStart, 0);
             }
 
             @Override

@@ -1,5 +1,6 @@
 package io.strata.platform.engine;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntPredicate;
@@ -81,7 +82,7 @@ public final class ScriptedStepRunner implements StepRunner {
                 fill(logits, row * vocab, c.seq().token(p), p);
             }
         }
-        return new Output(logits, vocab);
+        return new Output(MemorySegment.ofArray(logits), vocab);
     }
 
     private void fill(float[] logits, int off, int prev, int pos) {

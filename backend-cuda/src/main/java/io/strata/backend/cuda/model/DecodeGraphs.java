@@ -8,6 +8,7 @@ import io.strata.spi.exec.StepBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
@@ -31,6 +32,7 @@ final class DecodeGraphs implements AutoCloseable {
     private final StepStreams streams;
     private final Workspace ws = new Workspace();
     private final HostStaging planHost = new HostStaging();
+    private long lastPlanNanos;
     private final HostStaging logitHost;
     /** context capacity -> batch capacity -> graph */
     private final TreeMap<Integer, TreeMap<Integer, Graph>> graphs = new TreeMap<>();
@@ -170,20 +172,29 @@ final class DecodeGraphs implements AutoCloseable {
         return entry.getValue();
     }
 
-    /** Logits of a decode step replayed through its graph, or null when no captured shape fits it (run it eagerly). */
-    float[] replay(StepBatch batch) {
+    /**
+     * Queues a decode step replayed through its graph; returns the host buffer its logits arrive in once the main
+     * stream has synchronised, or null when no captured shape fits it (run it eagerly).
+     */
+    MemorySegment replay(StepBatch batch) {
         Graph g = find(batch);
         if (g == null) {
             return null;
         }
+        long t0 = System.nanoTime();
         plan(batch.chunks(), g.shape());
+        lastPlanNanos = System.nanoTime() - t0;
+        long bytes = 4L * batch.chunks().size() * model.config().vocabSize();
+        MemorySegment out = logitHost.segment(bytes);
         CudaRuntime.check(CudaNative.strata_graph_launch(g.exec(), streams.main()), "cudaGraphLaunch");
-        int rows = batch.chunks().size();
-        int vocab = model.config().vocabSize();
-        float[] out = new float[rows * vocab];
-        logitHost.readFloats(g.logits(), out, 0, rows * vocab, streams.main());
+        logitHost.copyFrom(g.logits(), 0, bytes, streams.main());
         replays++;
         return out;
+    }
+
+    /** Host nanoseconds the last {@link #replay} spent building its plan (for the benchmark's breakdown). */
+    long lastPlanNanos() {
+        return lastPlanNanos;
     }
 
     GraphCapture summary() {

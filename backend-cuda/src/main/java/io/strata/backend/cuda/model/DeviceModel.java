@@ -11,6 +11,7 @@ import io.strata.model.config.LayerSpec;
 import io.strata.model.config.ModelConfig;
 import io.strata.model.config.RopeConfig;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -108,15 +109,19 @@ final class DeviceModel {
         return b;
     }
 
-    /** Runs a step; returns the logits of {@code plan.logitRows}, {@code vocab} fp32 each. */
-    float[] forward(StepPlan plan, DeviceKvCache kv, Workspace ws, HostStaging host, StepStreams s) {
+    /**
+     * Queues a step; its logits of {@code plan.logitRows} ({@code vocab} fp32 each) arrive in {@code host}'s
+     * buffer, returned, once the main stream has synchronised.
+     */
+    MemorySegment forward(StepPlan plan, DeviceKvCache kv, Workspace ws, HostStaging host, StepStreams s) {
         long h = trunk(plan, kv, ws, s);
         int rows = plan.logitRows.length;
-        float[] out = new float[rows * vocab];
+        long rowBytes = 4L * vocab;
+        MemorySegment out = host.segment(rows * rowBytes);
         for (int r0 = 0; r0 < rows; r0 += HEAD_ROWS) {
             int n = Math.min(HEAD_ROWS, rows - r0);
-            long logits = headLogits(plan, h, r0, n, ws, s);
-            host.readFloats(logits, out, r0 * vocab, n * vocab, s.main());
+            // the next head pass reuses the device buffer: stream order puts it after this copy
+            host.copyFrom(headLogits(plan, h, r0, n, ws, s), r0 * rowBytes, n * rowBytes, s.main());
         }
         return out;
     }

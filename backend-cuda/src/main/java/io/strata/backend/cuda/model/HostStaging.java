@@ -37,13 +37,17 @@ final class HostStaging implements AutoCloseable {
             "cudaMemcpyAsync step plan");
     }
 
-    /** Copies {@code n} floats from a device address into {@code dst[off..]}, after the work queued on {@code stream}. */
-    void readFloats(long device, float[] dst, int off, int n, long stream) {
-        MemorySegment seg = segment(4L * n);
-        CudaRuntime.check(CudaNative.strata_cuda_memcpy_async(pinned.address(), device, 4L * n, D2H, stream),
+    /**
+     * Queues the copy of {@code bytes} bytes from a device address to offset {@code at} of the buffer, after the
+     * work queued on {@code stream}; the caller synchronises the stream before it reads them. The buffer must
+     * already span them ({@link #segment}): a copy never grows it.
+     */
+    void copyFrom(long device, long at, long bytes, long stream) {
+        if (pinned == null || at + bytes > this.bytes) {
+            throw new IllegalStateException("host staging of " + this.bytes + " bytes cannot take " + bytes + " at " + at);
+        }
+        CudaRuntime.check(CudaNative.strata_cuda_memcpy_async(pinned.address() + at, device, bytes, D2H, stream),
             "cudaMemcpyAsync logits");
-        CudaRuntime.check(CudaNative.strata_stream_synchronize(stream), "step");
-        MemorySegment.copy(seg, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, dst, off, n);
     }
 
     @Override

@@ -15,6 +15,7 @@ import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.LoadOptions;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
+import io.strata.spi.exec.StepResult;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -118,12 +119,15 @@ public final class ModelDecodeBench {
                                 rnd);
                             boolean replayed = gpu.graphReplays() - replaysBefore >= steps;
                             System.out.printf(Locale.ROOT, "rep %d %-9s context %6d batch %3d: step median %7.3f ms"
-                                    + " (min %.3f, max %.3f)%s = %.0f tok/s%n", rep, v.name(), context, batch, ms[1],
-                                ms[0], ms[2], v.graphs() && !replayed ? " [eager: no graph fits]" : "", batch * 1000 / ms[1]);
+                                    + " (min %.3f, max %.3f)%s = %.0f tok/s; host: plan %.3f, issue %.3f, wait %.3f ms;"
+                                    + " argmax over the logits %.3f ms%n", rep, v.name(), context, batch, ms[1], ms[0],
+                                ms[2], v.graphs() && !replayed ? " [eager: no graph fits]" : "", batch * 1000 / ms[1],
+                                ms[4], ms[5], ms[6], ms[3]);
                             rows.add(String.format(Locale.ROOT, "{\"kind\":\"decode\",\"repeat\":%d,\"variant\":\"%s\","
                                     + "\"context\":%d,\"batch\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"max_ms\":%.4f,"
-                                    + "\"graph_replayed\":%s}", rep, v.name(), context, batch, ms[1], ms[0], ms[2],
-                                replayed));
+                                    + "\"graph_replayed\":%s,\"argmax_ms\":%.4f,\"plan_ms\":%.4f,\"issue_ms\":%.4f,"
+                                    + "\"wait_ms\":%.4f}", rep, v.name(), context, batch, ms[1], ms[0], ms[2], replayed,
+                                ms[3], ms[4], ms[5], ms[6]));
                             write(out, rows);
                         }
                     }
@@ -152,22 +156,63 @@ public final class ModelDecodeBench {
         }
     }
 
-    /** Decode steps at positions ending at {@code context}: {warm-up, timed}; returns {min, median, max} ms. */
+    /**
+     * Decode steps at positions ending at {@code context}: {warm-up, timed}; returns {min, median, max} ms of the
+     * step (until its logits are readable on the host) and the median ms of one greedy pass over them (the
+     * least the engine's sampler does with every row; timed apart, it runs on the engine's thread after the step).
+     */
     private static double[] decode(CudaExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
                                    int steps, SplittableRandom rnd) {
         List<BlockTable[]> tables = tables(pages, batch, context, steps);
         double[] ms = new double[steps];
+        double[] argmax = new double[steps];
+        double[][] host = new double[3][steps];
         int start = context - steps - WARMUP;
+        long sink = 0;
         for (int s = 0; s < WARMUP + steps; s++) {
             StepBatch step = step(tables, batch, start + s, config.vocabSize(), rnd);
             long t0 = System.nanoTime();
-            gpu.execute(step);
+            StepResult result = gpu.execute(step);
+            long t1 = System.nanoTime();
+            sink += argmaxRows(result);
             if (s >= WARMUP) {
-                ms[s - WARMUP] = (System.nanoTime() - t0) / 1e6;
+                ms[s - WARMUP] = (t1 - t0) / 1e6;
+                argmax[s - WARMUP] = (System.nanoTime() - t1) / 1e6;
+                CudaExecutor.HostTimes h = gpu.lastHostTimes();
+                host[0][s - WARMUP] = h.planNanos() / 1e6;
+                host[1][s - WARMUP] = h.issueNanos() / 1e6;
+                host[2][s - WARMUP] = h.waitNanos() / 1e6;
             }
         }
+        if (sink == Long.MIN_VALUE) {
+            System.out.println(sink);  // keeps the argmax from being optimised away
+        }
         Arrays.sort(ms);
-        return new double[] {ms[0], ms[steps / 2], ms[steps - 1]};
+        Arrays.sort(argmax);
+        for (double[] h : host) {
+            Arrays.sort(h);
+        }
+        return new double[] {ms[0], ms[steps / 2], ms[steps - 1], argmax[steps / 2], host[0][steps / 2],
+            host[1][steps / 2], host[2][steps / 2]};
+    }
+
+    /** Sum over the rows of each row's argmax. */
+    private static long argmaxRows(StepResult r) {
+        long sum = 0;
+        for (int row = 0; row < r.rows(); row++) {
+            long base = (long) row * r.vocab();
+            int best = 0;
+            float bestVal = r.logits().getAtIndex(StepResult.FLOAT, base);
+            for (int i = 1; i < r.vocab(); i++) {
+                float v = r.logits().getAtIndex(StepResult.FLOAT, base + i);
+                if (v > bestVal) {
+                    bestVal = v;
+                    best = i;
+                }
+            }
+            sum += best;
+        }
+        return sum;
     }
 
     /** The median over three profiled steps of each component's device milliseconds. */

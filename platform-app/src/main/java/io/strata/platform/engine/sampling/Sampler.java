@@ -1,5 +1,8 @@
 package io.strata.platform.engine.sampling;
 
+import io.strata.spi.exec.StepResult;
+
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.random.RandomGenerator;
 
@@ -29,18 +32,19 @@ public final class Sampler {
     }
 
     /**
-     * @param logits    batch logits; the row starts at {@code offset} and is {@link #vocab()} long
+     * @param logits    a step's logits (fp32); the row starts at element {@code offset} and is {@link #vocab()}
+     *                  long. Read before this returns, never kept
      * @param history   what this choice has seen so far (penalties, min_tokens)
      * @param rng       the choice's generator
      * @param eosToken  end-of-sequence id, suppressed while fewer than min_tokens were generated; -1 if none
      */
-    public SampledToken sample(float[] logits, int offset, SamplingParams p, TokenHistory history,
+    public SampledToken sample(MemorySegment logits, long offset, SamplingParams p, TokenHistory history,
                                RandomGenerator rng, int eosToken) {
         double logZ = Double.NaN;
         if (p.logprobs() != null) {
             logZ = Logprobs.logSumExp(logits, offset, vocab);
         }
-        System.arraycopy(logits, offset, work, 0, vocab);
+        MemorySegment.copy(logits, StepResult.FLOAT, 4L * offset, work, 0, vocab);
         if (history.generatedCount() < p.minTokens()) {
             if (eosToken >= 0) {
                 work[eosToken] = Float.NEGATIVE_INFINITY;
@@ -56,7 +60,7 @@ public final class Sampler {
         if (p.logprobs() == null) {
             return new SampledToken(token, Float.NaN, 0, TopLogprobs.NONE);
         }
-        float lp = (float) (logits[offset + token] - logZ);
+        float lp = (float) (logits.getAtIndex(StepResult.FLOAT, offset + token) - logZ);
         TopLogprobs top = p.logprobs() > 0 ? Logprobs.top(logits, offset, vocab, p.logprobs(), logZ) : TopLogprobs.NONE;
         return new SampledToken(token, lp, Logprobs.rank(logits, offset, vocab, token), top);
     }

@@ -2,6 +2,7 @@ package io.strata.platform.engine.sampling;
 
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -16,14 +17,14 @@ class SamplerTest {
         return SamplingParams.builder().temperature(temperature).topP(topP).topK(topK).minP(minP).seed(seed).build();
     }
 
-    private static float[] logits(float... v) {
-        return v;
+    private static MemorySegment logits(float... v) {
+        return MemorySegment.ofArray(v);
     }
 
     @Test
     void greedyPicksTheArgmaxAtAnyOffset() {
         Sampler s = new Sampler(4);
-        float[] batch = {9, 9, 9, 9, 0.1f, 2.5f, -1f, 2.4f};
+        MemorySegment batch = logits(9, 9, 9, 9, 0.1f, 2.5f, -1f, 2.4f);
         SampledToken t = s.sample(batch, 4, SamplingParams.greedy(4), new TokenHistory(new int[0]), new SplittableRandom(1), -1);
         assertThat(t.token()).isEqualTo(1);
         assertThat(t.hasLogprob()).isFalse();
@@ -32,10 +33,11 @@ class SamplerTest {
     @Test
     void sameSeedSameTokensDifferentSeedDifferentSequence() {
         Sampler s = new Sampler(50);
-        float[] l = new float[50];
+        float[] v = new float[50];
         for (int i = 0; i < 50; i++) {
-            l[i] = (float) Math.sin(i) * 2;
+            v[i] = (float) Math.sin(i) * 2;
         }
+        MemorySegment l = logits(v);
         int[] a = drawMany(s, l, params(1.0, 1, 0, 0, 7L), 7);
         int[] b = drawMany(s, l, params(1.0, 1, 0, 0, 7L), 7);
         int[] c = drawMany(s, l, params(1.0, 1, 0, 0, 8L), 8);
@@ -43,7 +45,7 @@ class SamplerTest {
         assertThat(a).isNotEqualTo(c);
     }
 
-    private static int[] drawMany(Sampler s, float[] l, SamplingParams p, long seed) {
+    private static int[] drawMany(Sampler s, MemorySegment l, SamplingParams p, long seed) {
         SplittableRandom rng = new SplittableRandom(seed);
         int[] out = new int[64];
         for (int i = 0; i < out.length; i++) {
@@ -55,7 +57,7 @@ class SamplerTest {
     @Test
     void drawsFollowTheSoftmaxAtTemperatureOne() {
         Sampler s = new Sampler(3);
-        float[] l = logits(0f, (float) Math.log(2), (float) Math.log(7)); // p = 0.1, 0.2, 0.7
+        MemorySegment l = logits(0f, (float) Math.log(2), (float) Math.log(7)); // p = 0.1, 0.2, 0.7
         SplittableRandom rng = new SplittableRandom(42);
         int[] hist = new int[3];
         int n = 20_000;
@@ -70,12 +72,12 @@ class SamplerTest {
     @Test
     void lowTemperatureSharpensHighFlattens() {
         Sampler s = new Sampler(2);
-        float[] l = logits(0f, 1f);
+        MemorySegment l = logits(0f, 1f);
         assertThat(share(s, l, params(0.1, 1, 0, 0, null), 1)).isGreaterThan(0.99);
         assertThat(share(s, l, params(10, 1, 0, 0, null), 1)).isBetween(0.45, 0.6);
     }
 
-    private static double share(Sampler s, float[] l, SamplingParams p, int token) {
+    private static double share(Sampler s, MemorySegment l, SamplingParams p, int token) {
         SplittableRandom rng = new SplittableRandom(3);
         int hits = 0;
         for (int i = 0; i < 4000; i++) {
@@ -89,7 +91,7 @@ class SamplerTest {
     @Test
     void topKKeepsOnlyTheKMostLikely() {
         Sampler s = new Sampler(5);
-        float[] l = logits(1f, 5f, 4.9f, 0f, 4.8f);
+        MemorySegment l = logits(1f, 5f, 4.9f, 0f, 4.8f);
         SplittableRandom rng = new SplittableRandom(5);
         for (int i = 0; i < 2000; i++) {
             int t = s.sample(l, 0, params(5.0, 1, 2, 0, null), new TokenHistory(new int[0]), rng, -1).token();
@@ -102,7 +104,7 @@ class SamplerTest {
     void topPKeepsTheSmallestNucleus() {
         Sampler s = new Sampler(4);
         // p = 0.5, 0.3, 0.15, 0.05: top_p 0.75 needs {0, 1}
-        float[] l = logits((float) Math.log(0.5), (float) Math.log(0.3), (float) Math.log(0.15), (float) Math.log(0.05));
+        MemorySegment l = logits((float) Math.log(0.5), (float) Math.log(0.3), (float) Math.log(0.15), (float) Math.log(0.05));
         SplittableRandom rng = new SplittableRandom(9);
         int[] hist = new int[4];
         for (int i = 0; i < 4000; i++) {
@@ -115,7 +117,7 @@ class SamplerTest {
     @Test
     void minPDropsTokensBelowTheFractionOfTheBest() {
         Sampler s = new Sampler(3);
-        float[] l = logits((float) Math.log(0.6), (float) Math.log(0.35), (float) Math.log(0.05));
+        MemorySegment l = logits((float) Math.log(0.6), (float) Math.log(0.35), (float) Math.log(0.05));
         SplittableRandom rng = new SplittableRandom(11);
         for (int i = 0; i < 3000; i++) {
             int t = s.sample(l, 0, params(1.0, 1, 0, 0.1, null), new TokenHistory(new int[0]), rng, -1).token();
@@ -156,7 +158,7 @@ class SamplerTest {
     @Test
     void logprobsAreTheRawLogSoftmax() {
         Sampler s = new Sampler(3);
-        float[] l = logits(1f, 2f, 3f);
+        MemorySegment l = logits(1f, 2f, 3f);
         SamplingParams p = SamplingParams.builder().temperature(0).logprobs(2).build();
         SampledToken t = s.sample(l, 0, p, new TokenHistory(new int[0]), new SplittableRandom(1), -1);
         double z = Math.log(Math.exp(1) + Math.exp(2) + Math.exp(3));
