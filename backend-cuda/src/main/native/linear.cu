@@ -61,34 +61,49 @@ __device__ __forceinline__ size_t row_bytes(int fmt, int cols) {
     }
 }
 
-// Weights n, k..k+7 (k % 8 == 0, so one FP8 128-block and one FP4 32-block) of the matrix at w / s, in fp32.
+// Weights n, k..k+7 (k % 8 == 0, so one FP8 128-block and one FP4 32-block) of the matrix at w / s, raw (BF16:
+// the 16 bytes; FP8: 8 bytes in .x/.y; FP4: 4 bytes in .x) with their scale byte, so a caller can issue the
+// loads now and decode them later (w8_to_bf16). F32 weights never come here (the SIMT kernel takes them).
 template <int FMT>
-__device__ __forceinline__ void load_w8(const uint8_t *w, const uint8_t *s, int n, int k, int cols, float *f) {
+__device__ __forceinline__ void load_w8_raw(const uint8_t *w, const uint8_t *s, int n, int k, int cols, uint4 &raw,
+                                            uint8_t &scale) {
     if constexpr (FMT == kBf16) {
-        bf16x8_to_float(__ldg(reinterpret_cast<const uint4 *>(w + ((size_t) n * cols + k) * 2)), f);
-    } else if constexpr (FMT == kF32) {
-        const float4 *p = reinterpret_cast<const float4 *>(w + ((size_t) n * cols + k) * 4);
-        float4 a = __ldg(p), b = __ldg(p + 1);
-        f[0] = a.x; f[1] = a.y; f[2] = a.z; f[3] = a.w; f[4] = b.x; f[5] = b.y; f[6] = b.z; f[7] = b.w;
+        raw = __ldg(reinterpret_cast<const uint4 *>(w + ((size_t) n * cols + k) * 2));
     } else if constexpr (FMT == kFp8) {
         uint2 v = __ldg(reinterpret_cast<const uint2 *>(w + (size_t) n * cols + k));
-        float sc = e8m0_decode(__ldg(s + (size_t) (n >> 7) * ((cols + 127) >> 7) + (k >> 7)));
-        const uint32_t q[2] = {v.x, v.y};
-#pragma unroll
-        for (int i = 0; i < 2; i++) {
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q[i] >> (16 * j)), __NV_E4M3);
-                float2 p = __half22float2(__half2(h));  // low byte -> .x: the even element
-                f[4 * i + 2 * j] = p.x * sc;
-                f[4 * i + 2 * j + 1] = p.y * sc;
-            }
-        }
+        raw = make_uint4(v.x, v.y, 0, 0);
+        scale = __ldg(s + (size_t) (n >> 7) * ((cols + 127) >> 7) + (k >> 7));
     } else {
-        uint32_t v = __ldg(reinterpret_cast<const uint32_t *>(w + ((size_t) n * cols + k) / 2));
-        float sc = e8m0_decode(__ldg(s + (size_t) n * (cols / 32) + (k >> 5)));
+        raw = make_uint4(__ldg(reinterpret_cast<const uint32_t *>(w + ((size_t) n * cols + k) / 2)), 0, 0, 0);
+        scale = __ldg(s + (size_t) n * (cols / 32) + (k >> 5));
+    }
+}
+
+// Eight weights from load_w8_raw as bf16 (exact: every dequantized weight is a bf16 number).
+template <int FMT>
+__device__ __forceinline__ uint4 w8_to_bf16(uint4 raw, uint8_t scale) {
+    if constexpr (FMT == kBf16) {
+        return raw;
+    } else {
+        float f[8];
+        const float sc = e8m0_decode(scale);
+        if constexpr (FMT == kFp8) {
+            const uint32_t q[2] = {raw.x, raw.y};
 #pragma unroll
-        for (int i = 0; i < 8; i++) f[i] = e2m1_decode(v >> (4 * i)) * sc;  // low nibble = even element
+            for (int i = 0; i < 2; i++) {
+#pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q[i] >> (16 * j)), __NV_E4M3);
+                    float2 p = __half22float2(__half2(h));  // low byte -> .x: the even element
+                    f[4 * i + 2 * j] = p.x * sc;
+                    f[4 * i + 2 * j + 1] = p.y * sc;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) f[i] = e2m1_decode(raw.x >> (4 * i)) * sc;  // low nibble = even element
+        }
+        return float_to_bf16x8_exact(f);
     }
 }
 
@@ -382,7 +397,10 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
         arow[i] = r < t.r1 ? a.x + (size_t) x_row(a, r) * a.lda + t.xcol : nullptr;
     }
     const int kv = (tid & 7) * 8;
+    // the next step's loads are only issued here and decoded when they are staged, so they fly during the
+    // current step's MMAs (decoding right after the loads would wait for them)
     uint4 areg[2], breg[4];
+    uint8_t bscale[4];
     auto fetch = [&](int k0) {
         int k = k0 + kv;
 #pragma unroll
@@ -393,17 +411,9 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             int n = n0 + ((tid + i * 256) >> 3);
-            if (n < a.rows && k < a.cols) {
-                if constexpr (FMT == kBf16) {
-                    breg[i] = __ldg(reinterpret_cast<const uint4 *>(t.w + ((size_t) n * a.cols + k) * 2));
-                } else {
-                    float f[8];
-                    load_w8<FMT>(t.w, t.s, n, k, a.cols, f);
-                    breg[i] = float_to_bf16x8_exact(f);
-                }
-            } else {
-                breg[i] = make_uint4(0, 0, 0, 0);
-            }
+            breg[i] = make_uint4(0, 0, 0, 0);
+            bscale[i] = 0;
+            if (n < a.rows && k < a.cols) load_w8_raw<FMT>(t.w, t.s, n, k, a.cols, breg[i], bscale[i]);
         }
     };
 
@@ -420,7 +430,9 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
 #pragma unroll
         for (int i = 0; i < 2; i++) *reinterpret_cast<uint4 *>(As + ((tid + i * 256) >> 3) * kLds + kv) = areg[i];
 #pragma unroll
-        for (int i = 0; i < 4; i++) *reinterpret_cast<uint4 *>(Bs + ((tid + i * 256) >> 3) * kLds + kv) = breg[i];
+        for (int i = 0; i < 4; i++) {
+            *reinterpret_cast<uint4 *>(Bs + ((tid + i * 256) >> 3) * kLds + kv) = w8_to_bf16<FMT>(breg[i], bscale[i]);
+        }
         __syncthreads();
         if (k0 + kBK < k_hi) fetch(k0 + kBK);  // next step's loads fly during this step's MMAs
 #pragma unroll
@@ -530,6 +542,12 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
 
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) { return __byte_perm(a, b, sel); }
 
+// Whether any byte of x is 0x00 or 0xff (the classic zero-byte test on x and on ~x).
+__device__ __forceinline__ bool has_byte_0_or_255(uint32_t x) {
+    const uint32_t nx = ~x;
+    return (((x - 0x01010101u) & nx) | ((nx - 0x01010101u) & x)) & 0x80808080u;
+}
+
 // Feature n0 + g and n0 + g + 8 (n0 a multiple of 16), chunk c (c < 0: none, all zeros).
 template <int FMT>
 __device__ __forceinline__ void dec_load(const GemmArgs &a, const Tile &t, int n0, int c, int g, int lane_t,
@@ -588,6 +606,10 @@ __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half
         acc[3] = fmaf(tmp[3], f1, acc[3]);
     } else {
         const uint32_t sga[2] = {r.sg.x, r.sg.y}, sgb[2] = {r.sg8.x, r.sg8.y};
+        // ue8m0 bytes 1..254 are 2^(e-127): the byte in a float's exponent field. 0 and 255 (2^-127, NaN) take
+        // e8m0_decode; a chunk has either all ordinary bytes or takes the slow path for all of them
+        const bool ordinary = !has_byte_0_or_255(sga[0]) && !has_byte_0_or_255(sga[1]) && !has_byte_0_or_255(sgb[0])
+                              && !has_byte_0_or_255(sgb[1]);
 #pragma unroll
         for (int blk = 0; blk < 8; blk++) {
             uint4 x = has_x ? *reinterpret_cast<const uint4 *>(xg + c * 256 + 32 * blk + 8 * lane_t) : make_uint4(0, 0, 0, 0);
@@ -599,8 +621,9 @@ __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half
                     prmt(x.y, x.w, 0x5410), prmt(x.y, x.w, 0x7632));
             const int kb = c * 2 + (blk >> 2);
             const float x0 = xsc[(2 * lane_t) * sblk + kb] * 16384.f, x1 = xsc[(2 * lane_t + 1) * sblk + kb] * 16384.f;
-            const float wa = e8m0_decode((uint8_t) (sga[blk >> 2] >> (8 * (blk & 3))));
-            const float wb = e8m0_decode((uint8_t) (sgb[blk >> 2] >> (8 * (blk & 3))));
+            const uint32_t ea = (sga[blk >> 2] >> (8 * (blk & 3))) & 0xffu, eb = (sgb[blk >> 2] >> (8 * (blk & 3))) & 0xffu;
+            const float wa = ordinary ? __uint_as_float(ea << 23) : e8m0_decode((uint8_t) ea);
+            const float wb = ordinary ? __uint_as_float(eb << 23) : e8m0_decode((uint8_t) eb);
             acc[0] = fmaf(tmp[0], wa * x0, acc[0]);
             acc[1] = fmaf(tmp[1], wa * x1, acc[1]);
             acc[2] = fmaf(tmp[2], wb * x0, acc[2]);
