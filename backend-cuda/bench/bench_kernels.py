@@ -438,6 +438,8 @@ def f1_case(lib, B, hd, ratio, with_compile=True):
         inwin = (ar >= first_v[:, None]) & (ar <= last_v[:, None])
         phys = torch.arange(B, device=dev)[:, None] * vwin + (ar - first_v[:, None]) + 1
         table = torch.where(inwin, phys, torch.zeros_like(phys)).to(torch.int32)
+        # ours reads a window table row as [first virtual page, pages...] (StepPlan.Table): here from page 0
+        wtable = torch.cat([torch.zeros(B, 1, dtype=torch.int32, device=dev), table], 1).contiguous()
         state = torch.empty(B * vwin + 2, SPAGE, dtype=torch.uint8, device=dev)
         sview = state.view(torch.float32) if SPAGE % 4 == 0 else None
         sview.normal_()                                           # old kv and score (+ape) in the state
@@ -447,7 +449,7 @@ def f1_case(lib, B, hd, ratio, with_compile=True):
         out_slot = torch.randperm(cpages * 64, device=dev)[:B].to(torch.int64)
         cache = torch.zeros(cpages, CPAGE, dtype=torch.uint8, device=dev)
         ar_b = torch.arange(B, device=dev, dtype=torch.int32)
-        sets.append(dict(kv=kv, sc=sc, pos=pos, cs=rope_table(pos - ratio + 1, freqs), table=table, stride=stride, state=state, out_slot=out_slot,
+        sets.append(dict(kv=kv, sc=sc, pos=pos, cs=rope_table(pos - ratio + 1, freqs), table=table, wtable=wtable, stride=stride, state=state, out_slot=out_slot,
                          cache=cache, seq=ar_b, first_tok=ar_b.clone(), first_pos=pos.clone(),
                          count=torch.ones(B, dtype=torch.int32, device=dev)))
 
@@ -455,7 +457,7 @@ def f1_case(lib, B, hd, ratio, with_compile=True):
         def run(x):
             check(lib, lib.strata_f1_compress_insert(
                 p(x["kv"]), p(x["sc"]), W, p(ape), p(weight), p(x["cs"]), p(x["pos"]), p(x["seq"]), p(x["first_tok"]),
-                p(x["first_pos"]), p(x["count"]), p(x["table"]), x["stride"], p(x["state"]), SPAGE, ppp, ppp, 1,
+                p(x["first_pos"]), p(x["count"]), p(x["wtable"]), x["stride"] + 1, p(x["state"]), SPAGE, ppp, ppp, 1,
                 p(x["out_slot"]), p(x["cache"]), CPAGE, 64, data_bytes, 64 * data_bytes, scale_bytes, B, ratio, hd,
                 EPS, fused, p(ws), stream()), "f1")
         return run

@@ -58,7 +58,7 @@ struct Geometry {
 __device__ __forceinline__ int state_page(const F1Args &a, int seq, int pos) {
     int in_span = pos % a.state_span_positions;
     int vpage = (pos / a.state_span_positions) * a.state_pages_per_span + in_span / a.state_positions_per_page;
-    return a.state_table[(int64_t) seq * a.state_table_stride + vpage];
+    return window_table_page(a.state_table, a.state_table_stride, seq, vpage);
 }
 
 template <int HD, int R>

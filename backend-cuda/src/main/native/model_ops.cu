@@ -333,7 +333,7 @@ __global__ void k_attn_lists(const int *positions, const int *token_seq, const i
             } else {
                 int in_span = wp % swa_span;
                 int v = (wp / swa_span) * swa_pps + in_span / swa_ppp;
-                int page = v < swa_stride ? swa_table[(int64_t) s * swa_stride + v] : -1;
+                int page = window_table_page(swa_table, swa_stride, s, v);
                 if (page >= 0) e = page * swa_ppp + in_span % swa_ppp;
             }
         }

@@ -159,6 +159,14 @@ __device__ __forceinline__ void hadamard128(float *x, int lane) {
     for (int i = 0; i < 4; i++) x[i] = bf16_round(__fmul_rn(x[i], scale));
 }
 
+// A window kind's block table row (StepPlan.Table): column 0 holds the row's first virtual page, then its
+// pages from there; -1 (or outside the row) = unmapped.
+__device__ __forceinline__ int window_table_page(const int *table, int stride, int row, int vpage) {
+    const int *r = table + (int64_t) row * stride;
+    const int i = vpage - r[0];
+    return i >= 0 && i < stride - 1 ? r[1 + i] : -1;
+}
+
 }  // namespace strata
 
 // Multiprocessors of the current device, for launch shapes that size grids to the GPU (132 if unknown).

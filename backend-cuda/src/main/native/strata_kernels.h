@@ -19,8 +19,9 @@
  * ape: fp32 [ratio, coff*head_dim]; norm_weight: fp32 [head_dim]; rope_cos_sin: fp32 [num_tokens, 64], for a
  * token that completes an entry the cos|sin row of the entry's position pos - ratio + 1 (others unused);
  * positions, token_seq: int32 [num_tokens]; seq_first_token, seq_first_pos, seq_num_tokens: int32 [seqs]
- * (this step's tokens of a sequence are consecutive); state_block_table: int32 [seqs, state_table_stride]
- * maps KvLayout's virtual state page (pos / span) * pages_per_span + (pos % span) / positions_per_page to a
+ * (this step's tokens of a sequence are consecutive); state_block_table: int32 [seqs, state_table_stride], a
+ * window table (each row its first virtual page v0, then the pages of v0, v0 + 1, ...; -1 unmapped), maps
+ * KvLayout's virtual state page (pos / span) * pages_per_span + (pos % span) / positions_per_page to a
  * physical page of state_page_bytes (the bucket row; fold the layer's slot offset into state_pool); the
  * entry is (pos % span) % positions_per_page, fp32 [kv (coff*hd) | score+ape (coff*hd)]. Saved positions: those
  * the next step still needs (KvLayout WindowRule(ratio, coff) of seq_first_pos + seq_num_tokens), and for

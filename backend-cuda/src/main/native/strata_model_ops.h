@@ -41,7 +41,8 @@ int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t sc
  * [0, window) (positions of this chunk from staging, earlier ones through swa_table, -1 elsewhere), then
  * for ratio 128 every visible compressed entry j < (p+1)/128 through comp_table; for ratio 4 the
  * indexer's top-k fills [window, window + topk) later. list_len[t] = window + (ratio 4: topk; ratio 128:
- * visible; 0: 0). Tables are dense per chunk from virtual page 0 (int32 [S, stride], -1 unmapped). */
+ * visible; 0: 0). Tables are int32 [S, stride], -1 unmapped: comp_table dense per chunk from virtual page 0,
+ * swa_table a window table (each row its first virtual page, then the pages from there). */
 int strata_attn_lists(int64_t positions, int64_t token_seq, int64_t seq_first_token, int64_t seq_first_pos,
                       int64_t window_floor, int64_t swa_table, int swa_stride, int swa_positions_per_page,
                       int swa_span, int swa_pages_per_span, int64_t comp_table, int comp_stride, int ratio,

@@ -315,12 +315,14 @@ class CompressorParityTest {
             int nseq = seqs.size();
             long cacheBytes = (long) (nseq * cachePagesPerSeq + 1) * layout.pageBytes();
             long stateBytes = (long) (nseq * statePagesPerSeq + 1) * paging.pageBytes();
-            // physical state page of (seq, virtual page): interleaved and offset, so a wrong table lookup shows
-            int[] table = new int[nseq * statePagesPerSeq];
+            // physical state page of (seq, virtual page): interleaved and offset, so a wrong table lookup shows;
+            // a window table row starts with its first virtual page (0 here), then the pages
+            int tableStride = statePagesPerSeq + 1;
+            int[] table = new int[nseq * tableStride];
             for (int s = 0; s < nseq; s++) {
                 for (int v = 0; v < statePagesPerSeq; v++) {
                     boolean unmapped = s == nseq - 1 && v == unmappedPageOfLast;
-                    table[s * statePagesPerSeq + v] = unmapped ? -1 : statePage(s, v, nseq);
+                    table[s * tableStride + 1 + v] = unmapped ? -1 : statePage(s, v, nseq);
                 }
             }
             processed = new int[nseq];
@@ -375,7 +377,7 @@ class CompressorParityTest {
                         FusedKernels.compressInsert(new CompressorStep(dKv.address(), dSc.address(), rowStride,
                                 dApe.address(), dWeight.address(), dCs.address(), dPos.address(), dSeq.address(),
                                 dFirstTok.address(), dFirstPos.address(), dCount.address(), dTable.address(),
-                                statePagesPerSeq, dState.address(), paging, dOut.address(), dCache.address(), layout,
+                                tableStride, dState.address(), paging, dOut.address(), dCache.address(), layout,
                                 T, ratio, hd, EPS), variant, ws.address(), 0);
                         FusedKernels.synchronize();
                     }

@@ -5,6 +5,7 @@ import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KindLayout;
 import io.strata.kv.KvLayout;
+import io.strata.kv.WindowRule;
 import io.strata.model.config.RopeConfig;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
@@ -17,7 +18,7 @@ import java.util.Map;
 /**
  * What the kernels of one step need to know about its requests, built on the host from the
  * {@link StepBatch} and sent to the device in one copy: token ids and positions, which rows belong to
- * which chunk, every kind group's block tables (dense from virtual page 0), the cache slots this step
+ * which chunk, every kind group's block tables ({@link Table}), the cache slots this step
  * writes, and the RoPE rows of each rotary configuration. Layers share it; nothing in it depends on a
  * layer but the group its caches live in.
  */
@@ -26,7 +27,10 @@ final class StepPlan {
     record Rope(long query, long ratio4, long ratio128) {
     }
 
-    /** A kind group's dense block table on the device: int32 [chunks, stride], -1 unmapped. */
+    /**
+     * A kind group's block table on the device: int32 [chunks, stride], -1 unmapped. Compressed kinds: dense from
+     * virtual page 0. Window kinds: column 0 holds the row's first virtual page, the rest its pages from there.
+     */
     record Table(long address, int stride) {
     }
 
@@ -48,8 +52,11 @@ final class StepPlan {
                     return false;
                 }
                 for (KindGroup g : layout.groups()) {
-                    if (g.id() < c.blockTables().length && c.blockTables()[g.id()] != null
-                        && c.blockTables()[g.id()].end() > stride(layout, g)) {
+                    KindLayout k = layout.kindOf(g);
+                    boolean tooWide = k.window() != null ? windowSpan(k, c) > k.worstPages()
+                        : g.id() < c.blockTables().length && c.blockTables()[g.id()] != null
+                            && c.blockTables()[g.id()].end() > stride(layout, g);
+                    if (tooWide) {
                         return false;
                     }
                 }
@@ -57,9 +64,20 @@ final class StepPlan {
             return true;
         }
 
+        /** Dense table stride of a compressed kind at this context. */
         int stride(KvLayout layout, KindGroup g) {
             return Math.toIntExact(layout.kindOf(g).pageIndex(context - 1) + 1);
         }
+    }
+
+    /** First virtual page of a window kind that chunk {@code c}'s kernels read: that of its first position's window. */
+    static long windowLow(KindLayout k, SequenceChunk c) {
+        return k.pageIndex(k.window().windowStart(c.startPosition()));
+    }
+
+    /** Virtual pages of a window kind from {@link #windowLow} through the chunk's last position. */
+    static int windowSpan(KindLayout k, SequenceChunk c) {
+        return Math.toIntExact(k.pageIndex(c.endPosition() - 1) + 1 - windowLow(k, c));
     }
 
     final int tokens;
@@ -233,17 +251,10 @@ final class StepPlan {
             arrays.put("stagingSlots", staging);
             tableStrides = new int[layout.groups().size()];
             for (KindGroup g : layout.groups()) {
-                int stride = capacity != null ? capacity.stride(layout, g) : widestTable(cs, g);
-                int[] table = new int[chunks * stride];
-                java.util.Arrays.fill(table, -1);
-                for (int s = 0; s < real; s++) {
-                    for (int v = 0; v < stride; v++) {
-                        table[s * stride + v] = cs.get(s).page(g.id(), v);
-                    }
-                }
-                tableStrides[g.id()] = stride;
-                arrays.put("table" + g.id(), table);
                 KindLayout k = layout.kindOf(g);
+                int[] table = k.window() != null ? windowTable(cs, capacity, k, g) : denseTable(cs, capacity, layout, g);
+                tableStrides[g.id()] = table.length / chunks;
+                arrays.put("table" + g.id(), table);
                 if (g.kind() == CacheKind.SWA_KV || g.kind().compressed()) {
                     arrays.put("write" + g.id(), g.kind().compressed() ? entrySlots(cs, k, g) : windowSlots(cs, k, g, window));
                     // padding rows (after the real ones) keep the -1 the slot arrays start with
@@ -256,6 +267,51 @@ final class StepPlan {
                 arrays.put("rope" + i + "c4", RopeTables.cosSin(freqs, shifted(pos, 3)));
                 arrays.put("rope" + i + "c128", RopeTables.cosSin(freqs, shifted(pos, 127)));
             }
+        }
+
+        /** Compressed kinds: every chunk's pages from virtual page 0, -1 where unmapped. */
+        private int[] denseTable(List<SequenceChunk> cs, Capacity capacity, KvLayout layout, KindGroup g) {
+            int stride = capacity != null ? capacity.stride(layout, g) : widestTable(cs, g);
+            int[] table = new int[chunks * stride];
+            java.util.Arrays.fill(table, -1);
+            for (int s = 0; s < cs.size(); s++) {
+                for (int v = 0; v < stride; v++) {
+                    table[s * stride + v] = cs.get(s).page(g.id(), v);
+                }
+            }
+            return table;
+        }
+
+        /**
+         * Window kinds: per chunk its first virtual page, then the pages from there to its last position. A dense
+         * table from page 0 would grow with the context (a window page holds a few positions: 44k pages per
+         * request at 128k), while the kernels only touch the chunk's window ({@link WindowRule#windowStart} of
+         * its first position) and its own positions: at most {@link KindLayout#worstPages} for a decode token.
+         */
+        private int[] windowTable(List<SequenceChunk> cs, Capacity capacity, KindLayout k, KindGroup g) {
+            int span = 1;
+            if (capacity != null) {
+                span = Math.max(span, k.worstPages());
+            } else {
+                for (SequenceChunk c : cs) {
+                    span = Math.max(span, windowSpan(k, c));
+                }
+            }
+            int stride = 1 + span;
+            int[] table = new int[chunks * stride];
+            java.util.Arrays.fill(table, -1);
+            for (int s = 0; s < chunks; s++) {
+                table[s * stride] = 0;  // padding rows: nothing mapped
+            }
+            for (int s = 0; s < cs.size(); s++) {
+                SequenceChunk c = cs.get(s);
+                long lo = windowLow(k, c);
+                table[s * stride] = Math.toIntExact(lo);
+                for (int i = 0; i < windowSpan(k, c); i++) {
+                    table[s * stride + 1 + i] = c.page(g.id(), lo + i);
+                }
+            }
+            return table;
         }
 
         /** The longest of the chunks' block tables of group {@code g} (at least 1). */
