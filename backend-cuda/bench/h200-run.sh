@@ -82,7 +82,7 @@ for step in "$@"; do
       [[ -x $rt/runtime/bin/java ]] || { mkdir -p $rt && tar -xJf .bundle/test/runtime.tar.xz -C $rt; }
       [[ ${TESTS:-1} == 1 ]] && timeout ${TESTS_S:-150} sh .bundle/test/run-tests --exclude-classname '.*ModelParityTest' 2>&1 \
         | tee "$out/tests.txt" | grep -E 'tests (successful|failed|skipped)|✘|captured|request [0-9]: worst' | head -40
-      [[ ${TESTS:-1} == 1 && ${PARITY:-1} == 1 ]] && timeout ${PARITY_S:-120} sh .bundle/test/run-tests --include-classname '.*ModelParityTest' 2>&1 \
+      [[ ${TESTS:-1} == 1 && ${PARITY:-1} == 1 ]] && timeout ${PARITY_S:-300} sh .bundle/test/run-tests --include-classname '.*ModelParityTest' 2>&1 \
         | tee "$out/parity.txt" | grep -E 'tests (successful|failed)|✘' | head -20
       cp=".bundle/test/test-classes:.bundle/test/classes"; for j in .bundle/test/lib/*.jar; do cp="$cp:$j"; done
       timeout ${BENCH_S:-220} $rt/runtime/bin/java -Xmx100g --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector \
