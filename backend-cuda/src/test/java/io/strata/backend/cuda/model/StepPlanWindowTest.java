@@ -1,7 +1,6 @@
 package io.strata.backend.cuda.model;
 
 import io.strata.backend.cpu.bench.PageAllocator;
-import io.strata.kv.KindGroup;
 import io.strata.kv.KindLayout;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
@@ -32,20 +31,23 @@ class StepPlanWindowTest {
         }
     }
 
+    /** The layout's window kinds (SWA and the compressor states), one per group. */
+    private static List<KindLayout> windowKinds() {
+        List<KindLayout> out = LAYOUT.groups().stream().map(LAYOUT::kindOf).filter(k -> k.window() != null).toList();
+        assertThat(out).isNotEmpty();
+        return out;
+    }
+
     @Test
     void aDecodeTokensWindowPagesNeverExceedTheKindsWorstCaseAtAnyContext() {
-        for (KindGroup g : LAYOUT.groups()) {
-            KindLayout k = LAYOUT.kindOf(g);
-            if (k.window() == null) {
-                continue;
-            }
+        for (KindLayout k : windowKinds()) {
             int widest = 0;
             for (int p : new int[] {0, 1, 127, 128, 255, 256, 1000, 8191, 131071, 131072 + 3, 1 << 20}) {
                 for (int q = p; q < p + 520; q++) {
                     widest = Math.max(widest, StepPlan.windowSpan(k, decode(q, new BlockTable[0])));
                 }
             }
-            assertThat(widest).as(g.toString()).isPositive().isLessThanOrEqualTo(k.worstPages());
+            assertThat(widest).as(k.kind().toString()).isPositive().isLessThanOrEqualTo(k.worstPages());
             // the table starts at the window of the chunk's first position, not at page 0
             assertThat(StepPlan.windowLow(k, decode(131072, new BlockTable[0])))
                 .isEqualTo(k.pageIndex(k.window().windowStart(131072)));
@@ -65,11 +67,7 @@ class StepPlanWindowTest {
 
     @Test
     void aPrefillChunksWindowTableSpansTheChunk() {
-        for (KindGroup g : LAYOUT.groups()) {
-            KindLayout k = LAYOUT.kindOf(g);
-            if (k.window() == null) {
-                continue;
-            }
+        for (KindLayout k : windowKinds()) {
             SequenceChunk chunk = new SequenceChunk(1, new int[2048], 4096, new BlockTable[0], 0, 0, new int[] {2047});
             long lo = StepPlan.windowLow(k, chunk);
             assertThat(lo + StepPlan.windowSpan(k, chunk)).isEqualTo(k.pageIndex(4096 + 2047) + 1);
