@@ -77,7 +77,7 @@ final class EngineAssembly {
                                EngineProperties props, KvProperties kvProps, Map<String, String> settings,
                                MeterRegistry registry, ServingBackend serving) {
         return startRank(model, codec, backend, props, kvProps, settings, registry, serving, EngineRank.SINGLE,
-                new long[1], Workers.IN_PROCESS);
+                new long[1], Workers.IN_PROCESS, SamplingProperties.defaults());
     }
 
     /**
@@ -86,21 +86,23 @@ final class EngineAssembly {
      * supervised worker process of its own ({@code worker-<rank>}, {@link RemoteExecutor}) — and allocates its
      * own pools; the KV budget of a rank is the first rank's offer divided by the ranks (they share one host or
      * device here), and {@code strata.kv.memory-bytes}, when set, is the total over all ranks. If a rank fails to
-     * start, the ranks already started are closed and the exception is rethrown.
+     * start, the ranks already started are closed and the exception is rethrown. Each rank samples on a pool of
+     * its own of {@code sampling}'s size.
      */
     static InferenceEngine start(EngineConfiguration.ServedModel model, TokenizerCodec codec, LoadedBackend backend,
                                  EngineProperties props, KvProperties kvProps, Map<String, String> settings,
-                                 MeterRegistry registry, ServingBackend serving, int ranks, Workers workers) {
+                                 MeterRegistry registry, ServingBackend serving, int ranks, Workers workers,
+                                 SamplingProperties sampling) {
         if (ranks == 1) {
             return startRank(model, codec, backend, props, kvProps, settings, registry, serving, EngineRank.SINGLE,
-                    new long[1], workers);
+                    new long[1], workers, sampling);
         }
         List<ServingEngine> started = new ArrayList<>();
         long[] firstOffer = new long[1];
         try {
             for (int r = 0; r < ranks; r++) {
                 started.add(startRank(model, codec, backend, props, kvProps, settings, registry, serving,
-                        new EngineRank(r, ranks), firstOffer, workers));
+                        new EngineRank(r, ranks), firstOffer, workers, sampling));
             }
         } catch (RuntimeException | Error e) {
             for (ServingEngine s : started) {
@@ -122,7 +124,8 @@ final class EngineAssembly {
     private static ServingEngine startRank(EngineConfiguration.ServedModel model, TokenizerCodec codec,
                                            LoadedBackend backend, EngineProperties props, KvProperties kvProps,
                                            Map<String, String> settings, MeterRegistry registry, ServingBackend serving,
-                                           EngineRank rank, long[] firstOffer, Workers workers) {
+                                           EngineRank rank, long[] firstOffer, Workers workers,
+                                           SamplingProperties sampling) {
         ModelExecutor executor;
         if (workers.props().workerProcess()) {
             Path jar = workers.pluginJars().apply(backend.pluginId()).orElseThrow(() -> new IllegalStateException(
@@ -179,7 +182,7 @@ final class EngineAssembly {
         ServingEngine engine = new ServingEngine(model.card(), codec, props, manager, new BackendStepRunner(backend.pluginId(),
                 executor, device.isPresent() ? serving::deviceMemory : null,
                 executor instanceof RemoteExecutor remote ? () -> remote.takeKvLoss() : Optional::empty), registry,
-                executor::close, rank);
+                executor::close, rank, sampling);
         new KvCacheMetrics(layout, manager.stats(), engine::kvUsage, rank.meterTags()).bindTo(registry);
         if (rank.index() > 0) {
             return engine;

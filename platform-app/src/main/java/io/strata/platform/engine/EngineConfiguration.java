@@ -48,7 +48,8 @@ public class EngineConfiguration {
 
     @Bean(destroyMethod = "close")
     InferenceEngine inferenceEngine(ModelProperties modelProps, EngineProperties engineProps, KvProperties kvProps,
-                                    DataParallelProperties dataParallel, PluginHost plugins, MeterRegistry registry,
+                                    DataParallelProperties dataParallel, SamplingProperties sampling,
+                                    PluginHost plugins, MeterRegistry registry,
                                     ServingBackend serving, Environment env,
                                     @Value("${strata.models.dir:}") String modelsDir, WorkerProperties workerProps) {
         Path dir = ModelDirectory.resolve(modelProps.path(), modelsDir);
@@ -67,7 +68,7 @@ public class EngineConfiguration {
         BackendChoice choice = BackendChoice.of(plugins.availableBackends(), BackendSettings.requested(env),
                 unavailable(plugins.plugins()));
         return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving,
-                dataParallel.dataParallelSize(), new EngineAssembly.Workers(workerProps, plugins::pluginJar));
+                dataParallel.dataParallelSize(), new EngineAssembly.Workers(workerProps, plugins::pluginJar), sampling);
     }
 
     /** Installed plugins that cannot serve here, with why: not started, or no backend whose probe said available. */
@@ -96,18 +97,20 @@ public class EngineConfiguration {
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
                                           MeterRegistry registry, ServingBackend serving) {
         return startOnBackend(model, codec, choice, env, engineProps, kvProps, registry, serving, 1,
-                EngineAssembly.Workers.IN_PROCESS);
+                EngineAssembly.Workers.IN_PROCESS, SamplingProperties.defaults());
     }
 
     /**
      * Like the single-engine form, with {@code ranks} data-parallel ranks on the backend that loads the model, each
      * in a worker process of its own when {@code workers} says so; a worker that cannot start counts as a backend
      * that cannot load the model (same fallback, same offline reason).
+     *
+     * @param sampling how many threads each rank samples its steps' rows on
      */
     static InferenceEngine startOnBackend(ServedModel model, TokenizerCodec codec, BackendChoice choice,
                                           Environment env, EngineProperties engineProps, KvProperties kvProps,
                                           MeterRegistry registry, ServingBackend serving, int ranks,
-                                          EngineAssembly.Workers workers) {
+                                          EngineAssembly.Workers workers, SamplingProperties sampling) {
         if (choice.offlineReason() != null) {
             log.warn("Engine offline: {}", choice.offlineReason());
             return new OfflineEngine(model.card(), codec, choice.offlineReason());
@@ -118,7 +121,7 @@ public class EngineConfiguration {
             LoadedBackend backend = candidates.get(i);
             try {
                 InferenceEngine engine = EngineAssembly.start(model, codec, backend, engineProps, kvProps,
-                        BackendSettings.of(env, backend.pluginId()), registry, serving, ranks, workers);
+                        BackendSettings.of(env, backend.pluginId()), registry, serving, ranks, workers, sampling);
                 serving.skipped(skipped);
                 return engine;
             } catch (RuntimeException | LinkageError e) {

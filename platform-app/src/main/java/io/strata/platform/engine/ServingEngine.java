@@ -6,9 +6,9 @@ import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvCacheStats;
 import io.strata.platform.engine.kv.KvRequest;
 import io.strata.platform.engine.kv.KvUsage;
+import io.strata.platform.engine.sampling.BatchSampler;
 import io.strata.platform.engine.sampling.Logprobs;
 import io.strata.platform.engine.sampling.SampledToken;
-import io.strata.platform.engine.sampling.Sampler;
 import io.strata.platform.engine.sampling.StopStringMatcher;
 import io.strata.platform.workers.WorkerCrashedException;
 import io.strata.platform.workers.WorkerDownException;
@@ -29,11 +29,13 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The engine: one platform thread runs the loop (schedule → backend step → sample → stream), so Reactor
- * threads never block on model work. Requests and aborts reach it through a lock-free inbox. A backend
- * failure fails the sequences of that step only; three failed steps in a row mark the backend unusable
- * (health DOWN, new requests 503), and so does a worker process its supervisor gave up on, as soon as the
- * loop sees it (before the next step; no request has to fail first). After every step the loop publishes an {@link EngineSnapshot}; other
- * threads read the engine only through it. (Over ~400 lines so that the engine thread's whole life —
+ * threads never block on model work; a step with many rows to sample spreads them over a small pool of the
+ * engine's own ({@code strata.engine.sampling-threads}), with the same tokens as sampling them one by one.
+ * Requests and aborts reach it through a lock-free inbox. A backend failure fails the sequences of that step
+ * only; three failed steps in a row mark the backend unusable (health DOWN, new requests 503), and so does a
+ * worker process its supervisor gave up on, as soon as the loop sees it (before the next step; no request has
+ * to fail first). After every step the loop publishes an {@link EngineSnapshot}; other threads read the engine
+ * only through it. (Over ~400 lines so that the engine thread's whole life —
  * submit, loop, step, sampling, finish — reads top to bottom in one file.)
  */
 public final class ServingEngine implements InferenceEngine, TunableEngine, AutoCloseable {
@@ -57,7 +59,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
     private final KvCacheManager kv;
     private final StepRunner executor;
     private final Scheduler scheduler;
-    private final Sampler sampler;
+    private final BatchSampler sampler;
     private final EngineMetrics metrics;
     private final ConcurrentLinkedQueue<Command> inbox = new ConcurrentLinkedQueue<>();
     private final LiveSequences live = new LiveSequences();
@@ -88,15 +90,16 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
      */
     public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCacheManager kv, StepRunner executor,
                          MeterRegistry registry, AutoCloseable onClose) {
-        this(model, codec, props, kv, executor, registry, onClose, EngineRank.SINGLE);
+        this(model, codec, props, kv, executor, registry, onClose, EngineRank.SINGLE, SamplingProperties.defaults());
     }
 
     /**
-     * @param rank which data-parallel rank this loop serves ({@link EngineRank#SINGLE} when there is one);
-     *             a rank of several also publishes its load and prefix blocks for the {@link RankRouter}
+     * @param rank     which data-parallel rank this loop serves ({@link EngineRank#SINGLE} when there is one);
+     *                 a rank of several also publishes its load and prefix blocks for the {@link RankRouter}
+     * @param sampling how many threads sample a step's rows (this engine's own pool)
      */
     public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCacheManager kv, StepRunner executor,
-                         MeterRegistry registry, AutoCloseable onClose, EngineRank rank) {
+                         MeterRegistry registry, AutoCloseable onClose, EngineRank rank, SamplingProperties sampling) {
         this.rank = rank;
         this.onClose = onClose;
         this.model = model;
@@ -106,7 +109,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         this.executor = executor;
         this.scheduler = new Scheduler(kv, props.maxNumBatchedTokens(), props.maxNumSeqs(), props.priorityPolicy(),
                 props.longPrefillTokenThreshold());
-        this.sampler = new Sampler(executor.vocab());
+        this.sampler = new BatchSampler(executor.vocab(), sampling.samplingThreads(), rank.samplerThreadPrefix());
         this.metrics = new EngineMetrics(registry, model.id(), rank.meterTags(), () -> runningGauge, () -> waitingGauge,
                 () -> kvUsageGauge);
         this.snapshot = new EngineSnapshot(0, 0, 0, kv.capacity(), kv.usage(), KvCacheStats.Reading.NONE, List.of());
@@ -153,6 +156,11 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
 
     public long stepsCompleted() {
         return stepsCompleted;
+    }
+
+    /** Steps whose rows were sampled on several threads. */
+    long parallelSampledSteps() {
+        return sampler.parallelBatches();
     }
 
     public EngineRank rank() {
@@ -252,6 +260,15 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
     }
 
     private void loop() {
+        try {
+            serve();
+        } finally {
+            // the loop is the pool's only user: once it stopped no step can sample again
+            sampler.close();
+        }
+    }
+
+    private void serve() {
         while (running) {
             try {
                 EngineProperties limits = pendingLimits.getAndSet(null);
@@ -387,6 +404,9 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         // the logits are the backend's buffer until its next step: read here, only the sampled tokens are kept
         int vocab = out.vocab();
         int row = 0;
+        // the choices that sample a token this step, in chunk order, and their rows
+        List<Sequence> sampling = new ArrayList<>(plan.chunks().size());
+        List<BatchSampler.Row> samplingRows = new ArrayList<>(plan.chunks().size());
         for (StepRunner.Chunk c : plan.chunks()) {
             Sequence s = c.seq();
             scheduler.advance(c);
@@ -414,8 +434,14 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                         s.firstScheduledNanos - s.arrivalNanos, s.promptLogprobs));
                 queuedTokens.addAndGet(-s.promptLength());
             }
-            SampledToken t = sampler.sample(out.logits(), (long) lastRow * vocab, s.params, s.history, s.rng, codec.eosTokenId());
-            accept(s, t);
+            sampling.add(s);
+            samplingRows.add(new BatchSampler.Row((long) lastRow * vocab, s.params, s.history, s.rng));
+        }
+        // sampling a row touches only that choice's own state (its generator; its history, read), so all rows
+        // may be sampled first, in parallel when there are many; accepting stays on this thread, in chunk order
+        SampledToken[] sampled = sampler.sample(out.logits(), samplingRows, codec.eosTokenId());
+        for (int i = 0; i < sampled.length; i++) {
+            accept(sampling.get(i), sampled[i]);
         }
         publishGauges();
     }

@@ -54,13 +54,14 @@ class CheckpointLoadTest {
         Path dir = brokenCopy();
         EngineConfiguration configuration = new EngineConfiguration();
         assertThatThrownBy(() -> configuration.inferenceEngine(new ModelProperties(dir.toString(), null, "fail"),
-                null, null, null, null, null, new ServingBackend(), null, "", null))
+                null, null, null, null, null, null, new ServingBackend(), null, "", null))
                 .isInstanceOf(ModelLoadException.class)
                 .hasMessageContaining("missing " + VICTIM);
 
         // console-only returns before any backend is consulted, so no plugin host is needed here
         try (InferenceEngine engine = configuration.inferenceEngine(
-                new ModelProperties(dir.toString(), null, "console-only"), null, null, null, null, null, new ServingBackend(), null, "", null)) {
+                new ModelProperties(dir.toString(), null, "console-only"), null, null, null, null, null, null,
+                new ServingBackend(), null, "", null)) {
             assertThat(engine).isInstanceOf(OfflineEngine.class);
             assertThat(engine.status().up()).isFalse();
             assertThat(engine.status().detail()).contains("missing " + VICTIM);

@@ -9,6 +9,7 @@ import io.strata.model.config.ModelConfigParser;
 import io.strata.platform.engine.kv.KvCacheManager;
 import io.strata.platform.engine.kv.KvCapacity;
 import io.strata.platform.engine.kv.KvPoolSizes;
+import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.SamplingParams;
 import io.strata.platform.tokenizer.ModelTokenizer;
 import org.junit.jupiter.api.AfterAll;
@@ -58,6 +59,10 @@ class ServingEngineTest {
     }
 
     private void start(double sequencesOf1024, EngineProperties props) {
+        start(sequencesOf1024, props, SamplingProperties.defaults());
+    }
+
+    private void start(double sequencesOf1024, EngineProperties props, SamplingProperties sampling) {
         // the exact peak of one 1,024-token sequence under this scheduler's chunking
         long[] d = new KvCapacity(layout, new KvPoolSizes(0, 0, 0)).peakDemand(1024, props.chunkLimit());
         KvPoolSizes sizes = new KvPoolSizes((int) Math.ceil(d[0] * sequencesOf1024), (int) Math.ceil(d[1] * sequencesOf1024),
@@ -66,7 +71,7 @@ class ServingEngineTest {
         executor = new ScriptedStepRunner(1024, 14, tokenizer.specialTokens().eos());
         registry = new SimpleMeterRegistry();
         engine = new ServingEngine(new ModelCard("tiny", MODEL.toString(), 2048, 1024, 0), new TokenizerCodec(tokenizer),
-                props, kv, executor, registry, () -> { });
+                props, kv, executor, registry, () -> { }, EngineRank.SINGLE, sampling);
     }
 
     private static SamplingParams greedy(int maxTokens) {
@@ -235,6 +240,61 @@ class ServingEngineTest {
         Result other = collect(engine.submit(new GenerationRequest("c", p, seeded(40, 8), 0, null)));
         assertThat(other.tokens()).isNotEqualTo(alone.tokens());
         awaitNoLeak();
+    }
+
+    @Test
+    void manyRequestsSampledOnFourThreadsGetWhatOneThreadGives() throws Exception {
+        List<String> one = manyMixedRequests(1);
+        assertThat(engine.parallelSampledSteps()).isZero();
+        engine.close();
+        List<String> four = manyMixedRequests(4);
+        // the steps of 24 running choices reach the parallel path
+        assertThat(engine.parallelSampledSteps()).isPositive();
+        assertThat(four).isEqualTo(one);
+        // the requests differ, so equal lists are no accident of every request giving the same text
+        assertThat(Set.copyOf(one)).hasSizeGreaterThan(12);
+    }
+
+    /**
+     * 24 choices at once, sampled every way (greedy, seeded temperature, top-k, top-p, penalties, logprobs), on an
+     * engine with {@code threads} sampling threads: per request its text, tokens and logprobs.
+     */
+    private List<String> manyMixedRequests(int threads) throws Exception {
+        start(24, new EngineProperties(2048, 32, 100, 1_000_000L, "fcfs"), new SamplingProperties(threads));
+        executor.stepDelay(1);
+        List<InferenceEngine.Submission> subs = new ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            SamplingParams.Builder b = SamplingParams.builder().maxTokens(40).seed(100L + i);
+            switch (i % 6) {
+                case 0 -> b.temperature(0);
+                case 1 -> b.temperature(0.8).topP(0.95);
+                case 2 -> b.temperature(1.2).topK(20).logprobs(3);
+                case 3 -> b.temperature(1.0).presencePenalty(0.6).frequencyPenalty(0.3).repetitionPenalty(1.2);
+                case 4 -> b.temperature(0.9).topK(50).topP(0.8).minP(0.05).logprobs(0);
+                default -> b.temperature(1.5);
+            }
+            subs.add(engine.submit(new GenerationRequest("m" + i, prompt("request " + i + ":"), b.build(), 0, null)));
+        }
+        List<String> out = new ArrayList<>();
+        for (InferenceEngine.Submission s : subs) {
+            StringBuilder r = new StringBuilder();
+            for (GenerationEvent e : s.events().collectList().block(Duration.ofSeconds(60))) {
+                if (e instanceof GenerationEvent.Delta d) {
+                    r.append(Arrays.toString(d.tokens())).append(d.text());
+                    if (d.logprobs() != null) {
+                        for (SampledToken t : d.logprobs()) {
+                            r.append(t.logprob()).append('/').append(t.rank()).append(Arrays.toString(t.top().tokens()))
+                                    .append(Arrays.toString(t.top().logprobs()));
+                        }
+                    }
+                } else if (e instanceof GenerationEvent.Finished f) {
+                    assertThat(f.reason()).as(String.valueOf(f.error())).isEqualTo(FinishReason.LENGTH);
+                }
+            }
+            out.add(r.toString());
+        }
+        awaitNoLeak();
+        return out;
     }
 
     @Test

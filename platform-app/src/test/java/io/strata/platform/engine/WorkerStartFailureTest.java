@@ -47,7 +47,8 @@ class WorkerStartFailureTest {
             InferenceEngine engine = EngineConfiguration.startOnBackend(broken, new TokenizerCodec(model.tokenizer()),
                     BackendChoice.of(List.of(new LoadedBackend("cpu", provider, provider.probe())), requested),
                     new MockEnvironment(), new EngineProperties(256, 8, 64, 100_000L, "fcfs"),
-                    new KvProperties(null, null, 1024L, true), new SimpleMeterRegistry(), serving, 1, workers);
+                    new KvProperties(null, null, 1024L, true), new SimpleMeterRegistry(), serving, 1, workers,
+                    SamplingProperties.defaults());
             assertThat(engine).isInstanceOf(OfflineEngine.class);
             assertThat(engine.status().up()).isFalse();
             assertThat(engine.status().detail())

@@ -8,8 +8,9 @@ import java.util.random.RandomGenerator;
 
 /**
  * Turns one row of logits into a token. Owns scratch buffers sized to the vocabulary, so it is
- * confined to one thread (the engine loop) and allocates nothing per token unless logprobs are
- * requested.
+ * confined to one thread (the engine loop, or one of a {@link BatchSampler}'s threads) and allocates
+ * nothing per token unless logprobs are requested. A row's result depends only on its logits and
+ * arguments, never on the rows sampled before it.
  *
  * <p>Order of operations (as in vLLM): raw logprobs are taken first; then {@code min_tokens}
  * suppression and penalties; greedy = argmax of the penalised logits; otherwise temperature,
