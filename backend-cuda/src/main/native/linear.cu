@@ -44,6 +44,17 @@ __device__ __forceinline__ void bf16x8_to_float(uint4 v, float *f) {
     }
 }
 
+// Four e4m3 bytes (low byte first) -> their values, in element order.
+__device__ __forceinline__ void fp8x4_to_float(uint32_t q, float *f) {
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q >> (16 * j)), __NV_E4M3);
+        float2 p = __half22float2(__half2(h));
+        f[2 * j] = p.x;
+        f[2 * j + 1] = p.y;
+    }
+}
+
 // Values that are exactly bf16 (every dequantized weight): truncation is exact.
 __device__ __forceinline__ uint4 float_to_bf16x8_exact(const float *f) {
     uint32_t w[4];
@@ -88,17 +99,10 @@ __device__ __forceinline__ uint4 w8_to_bf16(uint4 raw, uint8_t scale) {
         float f[8];
         const float sc = e8m0_decode(scale);
         if constexpr (FMT == kFp8) {
-            const uint32_t q[2] = {raw.x, raw.y};
+            fp8x4_to_float(raw.x, f);
+            fp8x4_to_float(raw.y, f + 4);
 #pragma unroll
-            for (int i = 0; i < 2; i++) {
-#pragma unroll
-                for (int j = 0; j < 2; j++) {
-                    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q[i] >> (16 * j)), __NV_E4M3);
-                    float2 p = __half22float2(__half2(h));  // low byte -> .x: the even element
-                    f[4 * i + 2 * j] = p.x * sc;
-                    f[4 * i + 2 * j + 1] = p.y * sc;
-                }
-            }
+            for (int i = 0; i < 8; i++) f[i] *= sc;
         } else {
 #pragma unroll
             for (int i = 0; i < 8; i++) f[i] = e2m1_decode(raw.x >> (4 * i)) * sc;  // low nibble = even element
@@ -167,16 +171,6 @@ template <> struct Skinny<kFp8> { static constexpr int kElems = 16, kFeatures = 
 template <> struct Skinny<kFp4> { static constexpr int kElems = 32, kFeatures = 2; };
 template <> struct Skinny<kBf16> { static constexpr int kElems = 8, kFeatures = 4; };
 template <> struct Skinny<kF32> { static constexpr int kElems = 4, kFeatures = 4; };
-
-__device__ __forceinline__ void fp8x4_to_float(uint32_t q, float *f) {
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
-        __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q >> (16 * j)), __NV_E4M3);
-        float2 p = __half22float2(__half2(h));
-        f[2 * j] = p.x;
-        f[2 * j + 1] = p.y;
-    }
-}
 
 // Codes j (low half) and j + 4 (high half) of eight e2m1 codes, as f16 times 2^-14: magnitude bits to f16
 // bits 9..11 and the sign to bit 15 of each half.
@@ -750,7 +744,6 @@ __global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int 
 }
 
 // Dynamic shared memory of k_dec: the scales of kDecRows rows, then `rows` staged rows.
-template <int FMT>
 constexpr size_t dec_smem(int cols, int rows) {
     return (size_t) kDecRows * (cols / 128) * 4 + (size_t) rows * (cols + 8) * 2;
 }
@@ -785,7 +778,7 @@ bool dec_fits(const GemmArgs &a) {
         return false;
     }
     if (a.offsets ? a.tile_rows != kDecRows : a.m > kDecRows) return false;
-    if ((a.fmt == kFp8 ? dec_smem<kFp8>(a.cols, kDecRows) : dec_smem<kFp4>(a.cols, kDecRows)) > (size_t) kDecSmemMax) return false;
+    if (dec_smem(a.cols, kDecRows) > (size_t) kDecSmemMax) return false;
     if (mode == DecodeGemm::kTensor || a.offsets != nullptr) return true;  // expert tiles: strata_moe_tile_rows chose
     const int64_t tiles16 = (int64_t) a.groups * ((a.rows + 15) / 16);  // 16-feature tiles, one per warp at most
     return a.m >= kDecodeTensorMinRows && tiles16 >= strata_sm_count();
@@ -794,7 +787,7 @@ bool dec_fits(const GemmArgs &a) {
 template <int FMT>
 cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int xrows = a.offsets ? kDecRows : a.m;
-    const size_t smem = dec_smem<FMT>(a.cols, xrows);
+    const size_t smem = dec_smem(a.cols, xrows);
     // registers allow this many CTAs per SM; shared memory may allow fewer (asked once per kernel)
     static const int reg_occupancy = [] {
         cudaFuncSetAttribute(k_dec<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax);

@@ -32,10 +32,10 @@ final class DecodeGraphs implements AutoCloseable {
     private final StepStreams streams;
     private final Workspace ws = new Workspace();
     private final HostStaging planHost = new HostStaging();
-    private long lastPlanNanos;
     private final HostStaging logitHost;
     /** context capacity -> batch capacity -> graph */
     private final TreeMap<Integer, TreeMap<Integer, Graph>> graphs = new TreeMap<>();
+    private long lastPlanNanos;
     private GraphCapture summary = GraphCapture.NONE;
     private long replays;
 

@@ -5,7 +5,6 @@ import io.strata.backend.cuda.PinnedStaging;
 import io.strata.backend.cuda.nat.CudaNative;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Grow-only page-locked host memory through which a step's plan goes to the device in one copy, or its

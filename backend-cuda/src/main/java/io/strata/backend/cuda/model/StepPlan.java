@@ -299,15 +299,12 @@ final class StepPlan {
             }
             int stride = 1 + span;
             int[] table = new int[chunks * stride];
-            java.util.Arrays.fill(table, -1);
-            for (int s = 0; s < chunks; s++) {
-                table[s * stride] = 0;  // padding rows: nothing mapped
-            }
+            java.util.Arrays.fill(table, -1);  // padding rows: every page unmapped, whatever their first page says
             for (int s = 0; s < cs.size(); s++) {
                 SequenceChunk c = cs.get(s);
                 long lo = windowLow(k, c);
                 table[s * stride] = Math.toIntExact(lo);
-                for (int i = 0; i < windowSpan(k, c); i++) {
+                for (int i = 0, n = windowSpan(k, c); i < n; i++) {
                     table[s * stride + 1 + i] = c.page(g.id(), lo + i);
                 }
             }
