@@ -3,7 +3,6 @@ package io.strata.platform.engine.sampling;
 import io.strata.spi.exec.StepResult;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import java.util.random.RandomGenerator;
 
 /**
@@ -16,20 +15,42 @@ import java.util.random.RandomGenerator;
  * suppression and penalties; greedy = argmax of the penalised logits; otherwise temperature,
  * softmax, min-p, top-k, top-p and an inverse-CDF draw from the request's own generator, which
  * makes a seeded request reproducible whatever else is in the batch.
+ *
+ * <p>{@link ExactDraw} defines a non-greedy draw (every weight, every candidate sorted); {@link FastDraw} reaches
+ * its token, for the same generator state, through the few logits that matter, and hands the row back to the
+ * definition when its bounds cannot settle the token. Without the {@code jdk.incubator.vector} module every row
+ * takes the definition.
  */
 public final class Sampler {
+    private static final boolean VECTOR_API = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
+
     private final int vocab;
     private final float[] work;
-    private final long[] order;
+    /** Null without the Vector API, and then {@link #fast} too. */
+    private final LogitBlocks blocks;
+    private final ExactDraw exact;
+    private final FastDraw fast;
 
     public Sampler(int vocab) {
         this.vocab = vocab;
         this.work = new float[vocab];
-        this.order = new long[vocab];
+        this.blocks = VECTOR_API && LogitBlocks.supported() ? new LogitBlocks(vocab) : null;
+        this.exact = new ExactDraw(work, blocks);
+        this.fast = blocks == null ? null : new FastDraw(exact, blocks);
     }
 
     public int vocab() {
         return vocab;
+    }
+
+    /** Rows that weighed every logit exactly (read by the tests and the benchmark). */
+    long exactWeighings() {
+        return exact.weighings;
+    }
+
+    /** Rows drawn by the definition, no shortcut having settled them (read by the tests and the benchmark). */
+    long definitionDraws() {
+        return exact.draws;
     }
 
     /**
@@ -45,8 +66,16 @@ public final class Sampler {
         if (p.logprobs() != null) {
             logZ = Logprobs.logSumExp(logits, offset, vocab);
         }
-        MemorySegment.copy(logits, StepResult.FLOAT, 4L * offset, work, 0, vocab);
-        if (history.generatedCount() < p.minTokens()) {
+        boolean suppress = history.generatedCount() < p.minTokens();
+        // a non-greedy row that nothing changes after the copy gets its block maxima during the copy
+        boolean scanWhileCopying = blocks != null && !p.isGreedy() && !suppress && !p.hasPenalties();
+        float scan = Float.NaN;
+        if (scanWhileCopying) {
+            scan = blocks.copyScanningMaxima(logits, 4L * offset, work);
+        } else {
+            MemorySegment.copy(logits, StepResult.FLOAT, 4L * offset, work, 0, vocab);
+        }
+        if (suppress) {
             if (eosToken >= 0) {
                 work[eosToken] = Float.NEGATIVE_INFINITY;
             }
@@ -57,7 +86,15 @@ public final class Sampler {
         if (p.hasPenalties()) {
             applyPenalties(p, history);
         }
-        int token = p.isGreedy() ? argmax() : draw(p, rng);
+        int token;
+        if (p.isGreedy()) {
+            token = argmax();
+        } else {
+            if (blocks != null && !scanWhileCopying) {
+                scan = blocks.scanMaxima(work);
+            }
+            token = draw(p, rng, scan);
+        }
         if (p.logprobs() == null) {
             return new SampledToken(token, Float.NaN, 0, TopLogprobs.NONE);
         }
@@ -101,87 +138,17 @@ public final class Sampler {
         return best;
     }
 
-    private int draw(SamplingParams p, RandomGenerator rng) {
-        float max = Float.NEGATIVE_INFINITY;
-        for (int i = 0; i < vocab; i++) {
-            if (work[i] > max) {
-                max = work[i];
-            }
-        }
+    /**
+     * @param scan the block maxima scan's largest logit: NaN when a logit is NaN or there was no scan, in which
+     *             case (or for +inf) the definition alone says what happens
+     */
+    private int draw(SamplingParams p, RandomGenerator rng, float scan) {
+        float max = Float.isFinite(scan) ? scan : ExactDraw.maxIgnoringNaN(work);
         if (max == Float.NEGATIVE_INFINITY) {
             return argmax();
         }
-        double invT = 1.0 / p.temperature();
-        // Unnormalised probabilities, largest = 1, so min-p compares against minP directly.
-        float minKeep = (float) p.minP();
-        double sum = 0;
-        for (int i = 0; i < vocab; i++) {
-            float w = (float) Math.exp((work[i] - max) * invT);
-            if (w < minKeep) {
-                w = 0f;
-            }
-            work[i] = w;
-            sum += w;
-        }
-        int k = p.topK() > 0 && p.topK() < vocab ? p.topK() : 0;
-        boolean nucleus = p.topP() < 1.0;
-        if (k == 0 && !nucleus) {
-            return drawLinear(sum, rng);
-        }
-        // Sort the surviving candidates by probability; positive float bits order like the floats.
-        int n = 0;
-        for (int i = 0; i < vocab; i++) {
-            if (work[i] > 0f) {
-                order[n++] = ((long) Float.floatToRawIntBits(work[i]) << 32) | i;
-            }
-        }
-        Arrays.sort(order, 0, n);
-        int first = k > 0 ? Math.max(0, n - k) : 0;
-        double kept = 0;
-        for (int j = n - 1; j >= first; j--) {
-            kept += Float.intBitsToFloat((int) (order[j] >>> 32));
-        }
-        if (nucleus) {
-            double target = p.topP() * kept;
-            double acc = 0;
-            int j = n - 1;
-            for (; j > first; j--) {
-                acc += Float.intBitsToFloat((int) (order[j] >>> 32));
-                if (acc >= target) {
-                    break;
-                }
-            }
-            first = j;
-            kept = 0;
-            for (int i = n - 1; i >= first; i--) {
-                kept += Float.intBitsToFloat((int) (order[i] >>> 32));
-            }
-        }
-        double u = rng.nextDouble() * kept;
-        double acc = 0;
-        for (int j = n - 1; j >= first; j--) {
-            acc += Float.intBitsToFloat((int) (order[j] >>> 32));
-            if (u < acc) {
-                return (int) order[j];
-            }
-        }
-        return (int) order[first];
-    }
-
-    private int drawLinear(double sum, RandomGenerator rng) {
-        double u = rng.nextDouble() * sum;
-        double acc = 0;
-        int last = 0;
-        for (int i = 0; i < vocab; i++) {
-            float w = work[i];
-            if (w > 0f) {
-                acc += w;
-                last = i;
-                if (u < acc) {
-                    return i;
-                }
-            }
-        }
-        return last;
+        exact.begin(max, p);
+        double r = rng.nextDouble(); // the definition's one draw from the generator, whichever way the row goes
+        return Float.isFinite(scan) ? fast.draw(p, r) : exact.draw(p, r);
     }
 }

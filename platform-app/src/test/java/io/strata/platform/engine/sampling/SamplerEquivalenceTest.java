@@ -13,8 +13,8 @@ import java.util.random.RandomGenerator;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link Sampler} against {@link ReferenceDraw}, the draw as it was: the same token and the same use of the
- * generator for the same logits, parameters and seed.
+ * {@link Sampler}'s shortcuts against {@link ReferenceDraw}, the draw as it was: the same token and the same use
+ * of the generator for the same logits, parameters and seed.
  */
 class SamplerEquivalenceTest {
 
@@ -40,6 +40,30 @@ class SamplerEquivalenceTest {
         assertThat(rows).isEqualTo(vocabs.length * 400);
     }
 
+    /** Without the Vector API the sampler draws by the definition alone, its weights from Math.exp one by one. */
+    @Test
+    void theDefinitionWithoutVectorsGivesTheReferenceToken() {
+        SplittableRandom g = new SplittableRandom(23);
+        for (int vocab : new int[]{1, 5, 300, 5000}) {
+            float[] row = new float[vocab];
+            ExactDraw definition = new ExactDraw(row, null);
+            ReferenceDraw ref = new ReferenceDraw(vocab);
+            for (int i = 0; i < 300; i++) {
+                float[] logits = logits(g, vocab);
+                SamplingParams p = randomParams(g, vocab);
+                float max = ExactDraw.maxIgnoringNaN(logits);
+                if (max == Float.NEGATIVE_INFINITY) {
+                    continue; // greedy's argmax, not the draw's
+                }
+                long seed = g.nextLong();
+                System.arraycopy(logits, 0, row, 0, vocab);
+                definition.begin(max, p);
+                int token = definition.draw(p, new SplittableRandom(seed).nextDouble());
+                assertThat(token).isEqualTo(ref.draw(logits.clone(), p, new SplittableRandom(seed)));
+            }
+        }
+    }
+
     @Test
     void fullVocabularyRowsGiveTheReferenceToken() {
         int vocab = 129_280;
@@ -55,9 +79,52 @@ class SamplerEquivalenceTest {
         }
     }
 
-    /** Draws that land within a few ulps of a token's interval. */
+    /** The shortcuts must actually serve the typical rows, or the comparisons above would prove little. */
     @Test
-    void drawsOnTheBoundaryOfATokenGiveTheReferenceToken() {
+    void typicalRowsTakeTheShortcuts() {
+        int vocab = 129_280;
+        SplittableRandom g = new SplittableRandom(11);
+        Sampler s = new Sampler(vocab);
+        ReferenceDraw ref = new ReferenceDraw(vocab);
+        int draws = 0;
+        for (int row = 0; row < 40; row++) {
+            float[] logits = peaked(g, vocab);
+            for (SamplingParams p : typicalSettings()) {
+                assertSameToken(s, ref, logits, p, g.nextLong());
+                draws++;
+            }
+        }
+        assertThat(s.exactWeighings()).as("draws that needed every weight, of %d", draws).isLessThanOrEqualTo(2);
+        assertThat(s.definitionDraws()).as("draws the definition made, of %d", draws).isLessThanOrEqualTo(2);
+    }
+
+    /**
+     * Rows where top-p reaches deep into the bulk, or where min-p lets thousands through: the head of the sorted
+     * candidates, the histogram of weights and the gathering in token order must serve them, not the definition.
+     */
+    @Test
+    void broadAndFlatRowsTakeTheShortcutsToo() {
+        int vocab = 129_280;
+        SplittableRandom g = new SplittableRandom(19);
+        Sampler s = new Sampler(vocab);
+        ReferenceDraw ref = new ReferenceDraw(vocab);
+        List<SamplingParams> settings = List.of(params(1.0, 0.95, 0, 0), params(0.8, 0.9, 0, 0), params(1.0, 0.999, 0, 0),
+                params(1.0, 1, 0, 0.05), params(1.0, 0.9, 0, 0.02));
+        int draws = 0;
+        for (int row = 0; row < 30; row++) {
+            float[] logits = row % 2 == 0 ? broad(g, vocab) : gaussian(g, vocab, 1.0);
+            for (SamplingParams p : settings) {
+                assertSameToken(s, ref, logits, p, g.nextLong());
+                draws++;
+            }
+        }
+        assertThat(s.exactWeighings()).as("draws that weighed every logit (the histogram)").isGreaterThan(draws / 10);
+        assertThat(s.definitionDraws()).as("draws the definition made, of %d", draws).isLessThanOrEqualTo(3);
+    }
+
+    /** Draws that land within a few ulps of a token's interval: the bounds cannot settle them, the definition must. */
+    @Test
+    void drawsOnTheBoundaryOfATokenFallBackToTheSameToken() {
         SplittableRandom g = new SplittableRandom(3);
         int vocab = 5000;
         Sampler s = new Sampler(vocab);
@@ -79,15 +146,17 @@ class SamplerEquivalenceTest {
             }
         }
         assertThat(checked).isGreaterThan(1000);
+        assertThat(s.definitionDraws()).as("boundary draws taken by the definition").isGreaterThan(100);
     }
 
     /** top_p set so that a prefix sum of the sorted weights equals top_p × total, give or take an ulp. */
     @Test
-    void nucleusCutsOnAPrefixSumGiveTheReferenceCut() {
+    void nucleusCutsOnAPrefixSumFallBackToTheSameCut() {
         SplittableRandom g = new SplittableRandom(5);
         int vocab = 3000;
         Sampler s = new Sampler(vocab);
         ReferenceDraw ref = new ReferenceDraw(vocab);
+        long before = s.definitionDraws();
         for (int row = 0; row < 60; row++) {
             float[] logits = peaked(g, vocab);
             double[] sorted = referenceSortedPrefix(logits, 1.0);
@@ -100,6 +169,7 @@ class SamplerEquivalenceTest {
                 }
             }
         }
+        assertThat(s.definitionDraws() - before).as("cuts taken by the definition").isGreaterThan(10);
     }
 
     /** At a high temperature neighbouring logits share a weight, and the top-k cut falls inside such a tie. */
