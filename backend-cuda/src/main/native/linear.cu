@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mma.h>
+#include "async_copy.cuh"
 #include "gemm.cuh"
 #include "strata_cuda.h"
 
@@ -486,38 +487,49 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
 // The skinny kernel spends its instructions turning weights into fp32 and on FMAs, about as many as the
 // memory system delivers bytes. Here the tensor cores do the multiply-adds (mma.sync m16n8k16, f16 inputs,
 // fp32 accumulators) and a weight costs only its decode to f16: FP8 by the hardware e4m3 -> f16 conversion,
-// FP4 by placing its bits in an f16 (the value times 2^-14); both exact. A tile's activation rows are staged
-// in shared memory once per CTA as f16, divided by a power of two per 128 channels: an FP8-round-tripped row
-// is e4m3 values times a power of two per 128, so the division is exact and the quotients fit f16. The
-// products are therefore those of the CPU backend; the weight and activation scales multiply each chunk's
-// partial sums in fp32 (powers of two: exact), and only the summation order differs.
+// FP4 by placing its bits in an f16 (the value times 2^-14); both exact. (Hopper has no FP8 mma.sync: an
+// e4m3 MMA compiles to these conversions and two f16 MMAs, measured slower.) A tile's activation rows are
+// staged in shared memory once per CTA as f16, divided by a power of two per 128 channels: an
+// FP8-round-tripped row is e4m3 values times a power of two per 128, so the division is exact and the
+// quotients fit f16. The products are therefore those of the CPU backend; the weight and activation scales
+// multiply partial sums in fp32 (powers of two: exact), and only the summation order differs.
 //
-// A warp owns 16 output features (the MMA's M); the tile's rows are its N (8 columns, rows past the tile read
-// as zero). Which k a lane supplies is free as long as the weight and activation sides agree:
+// A warp owns 16 output features (the MMA's M); the tile's rows are its N (8 columns). Which k a lane
+// supplies is free as long as the weight and activation sides agree:
 //  FP8, chunks of 128 channels (one scale block): lane (g, t) holds bytes [32t, 32t + 32) of features g and
 //  g + 8; MMA step s takes bytes 4s..4s+3 of each, the activations the same channels.
 //  FP4, chunks of 256 channels (8 scale blocks of 32): lane (g, t) holds the 32-bit word t of every block (8
 //  codes) of features g and g + 8; a block is 2 MMA steps with codes paired (j, j + 4) into f16x2, and the
-//  activations are paired the same way by byte permutes.
+//  activations are staged paired the same way.
 // A warp streams all chunks of its 16 features when there are enough of them to fill the GPU; otherwise kw
 // warps split the chunks of a feature tile (partial sums added in warp order). One wave of CTAs shares the
-// work items (tile, feature block) in contiguous ranges, so a CTA re-stages
-// activations only when its range enters a new tile; each thread has the next step's weights in flight while
-// it multiplies the current ones.
+// work items (tile, feature block) in contiguous ranges, so a CTA re-stages activations only when its range
+// enters a new tile.
+//
+// The weights travel by cp.async (16-byte copies that bypass L1) into a ring of stages per warp, several
+// chunks ahead of the one being multiplied, across work items and tiles alike: the bytes in flight are not
+// bounded by registers, and a lane's fragment comes back by ldmatrix (FP4) or 16-byte shared loads (FP8).
+// Loading fragments straight into registers measured at half the copy bandwidth, every SM's L1 busy with
+// 4-byte loads (docs/benchmarks.md).
 constexpr int kDecRows = 8;      // activation rows per tile: the MMA's N
 static_assert(kDecRows == kGemvRows, "expert tiles of kGemvRows slots go to the decode kernel");
-constexpr int kDecThreads = 256;
+constexpr int kDecThreads = 512;
+constexpr int kDecWarps = kDecThreads / 32;
+constexpr int kStageRow = 144;                      // a chunk's 128 bytes of one feature + 16: ldmatrix's 8 rows
+                                                    // (and the FP8 16-byte loads) fall on different banks
+constexpr int kStageScales = 16 * kStageRow;        // FP4: then 8 scale bytes per feature
+constexpr int kStageBytes = kStageScales + 16 * 8;
+constexpr int kDecStagesMax = 4;                    // chunks per warp in shared memory: 3 in flight, 1 multiplied
 
 template <int FMT> struct Dec;
 template <> struct Dec<kFp8> { static constexpr int kChunk = 128; };
 template <> struct Dec<kFp4> { static constexpr int kChunk = 256; };
 
-// One lane's raw weights for one chunk: 8 words of feature g (w[0..7]) and of feature g + 8 (w[8..15]); the
-// scale bytes of both rows (FP4: one per 32-channel block, so 8 per row) or the FP8 block's one byte.
+// One lane's weights for one chunk: 8 words of feature g (w[0..7]) and of feature g + 8 (w[8..15]); the
+// scale bytes of both rows (FP4: one per 32-channel block, so 8 per row).
 struct DecRaw {
     uint32_t w[16];
     uint2 sg, sg8;
-    uint32_t s8;
 };
 
 __device__ __forceinline__ void mma_f16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -536,54 +548,136 @@ __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
 
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) { return __byte_perm(a, b, sel); }
 
-// Whether any byte of x is 0x00 or 0xff (the classic zero-byte test on x and on ~x).
-__device__ __forceinline__ bool has_byte_0_or_255(uint32_t x) {
+// Bit 7 of every byte of x that is 0x00 or 0xff (the classic zero-byte test on x and on ~x), 0 if none is.
+__device__ __forceinline__ uint32_t bytes_0_or_255(uint32_t x) {
     const uint32_t nx = ~x;
     return (((x - 0x01010101u) & nx) | ((nx - 0x01010101u) & x)) & 0x80808080u;
 }
 
-// Feature n0 + g and n0 + g + 8 (n0 a multiple of 16), chunk c (c < 0: none, all zeros).
+// Where a lane's copies of one work item (16 features, every chunk) come from: its features lane / 8 + 4j
+// (j < 4, bit j of ok when the feature exists), 16-byte block lane % 8 of each chunk; FP4 lanes 0..15 also
+// copy the scale bytes of feature lane (scale_ok).
+struct DecSource {
+    const uint8_t *w, *s;
+    unsigned ok;
+    bool scale_ok;
+};
+
 template <int FMT>
-__device__ __forceinline__ void dec_load(const GemmArgs &a, const Tile &t, int n0, int c, int g, int lane_t,
-                                         DecRaw &r) {
-    const int na = n0 + g, nb = na + 8;
-    const bool va = c >= 0 && na < a.rows, vb = c >= 0 && nb < a.rows;
-    if constexpr (FMT == kFp8) {
-        const uint8_t *pa = t.w + (size_t) na * a.cols + c * 128 + 32 * lane_t;
-        const uint8_t *pb = pa + (size_t) 8 * a.cols;
-        const uint4 z = make_uint4(0, 0, 0, 0);
-        uint4 q0 = va ? __ldg(reinterpret_cast<const uint4 *>(pa)) : z, q1 = va ? __ldg(reinterpret_cast<const uint4 *>(pa) + 1) : z;
-        uint4 q2 = vb ? __ldg(reinterpret_cast<const uint4 *>(pb)) : z, q3 = vb ? __ldg(reinterpret_cast<const uint4 *>(pb) + 1) : z;
-        r.w[0] = q0.x; r.w[1] = q0.y; r.w[2] = q0.z; r.w[3] = q0.w; r.w[4] = q1.x; r.w[5] = q1.y; r.w[6] = q1.z; r.w[7] = q1.w;
-        r.w[8] = q2.x; r.w[9] = q2.y; r.w[10] = q2.z; r.w[11] = q2.w; r.w[12] = q3.x; r.w[13] = q3.y; r.w[14] = q3.z; r.w[15] = q3.w;
-        // both features lie in one 128-row scale block (n0 is a multiple of 16)
-        r.s8 = va ? __ldg(t.s + (size_t) (na >> 7) * (a.cols >> 7) + c) : 0u;
-    } else {
-        const uint8_t *pa = t.w + (size_t) na * (a.cols / 2) + c * 128 + 4 * lane_t;
-        const uint8_t *pb = pa + (size_t) 8 * (a.cols / 2);
+__device__ __forceinline__ DecSource dec_source(const GemmArgs &a, const Tile &t, int n0, int lane) {
+    const size_t rb = FMT == kFp8 ? (size_t) a.cols : (size_t) a.cols / 2;
+    DecSource src;
+    const int n = n0 + (lane >> 3);
+    src.ok = 0;
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            r.w[i] = va ? __ldg(reinterpret_cast<const uint32_t *>(pa + 16 * i)) : 0u;
-            r.w[8 + i] = vb ? __ldg(reinterpret_cast<const uint32_t *>(pb + 16 * i)) : 0u;
+    for (int j = 0; j < 4; j++) src.ok |= (n + 4 * j < a.rows ? 1u : 0u) << j;
+    src.w = src.ok ? t.w + (size_t) n * rb + (lane & 7) * 16 : t.w;
+    const int ns = n0 + (lane & 15);
+    src.scale_ok = FMT == kFp4 && lane < 16 && ns < a.rows;
+    src.s = src.scale_ok ? t.s + (size_t) ns * (a.cols / 32) : t.s;
+    return src;
+}
+
+// Issues the copies of chunk c of the work item into a stage; features past a.rows read as zeros.
+template <int FMT>
+__device__ __forceinline__ void dec_fetch(const GemmArgs &a, const DecSource &src, int c, int lane, unsigned char *stage) {
+    const size_t row4 = 4 * (FMT == kFp8 ? (size_t) a.cols : (size_t) a.cols / 2);
+    const uint8_t *p = src.w + (size_t) c * 128;
+    unsigned char *dst = stage + (lane >> 3) * kStageRow + (lane & 7) * 16;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const bool ok = (src.ok >> j) & 1u;
+        cp_async16(dst + 4 * j * kStageRow, ok ? p + j * row4 : src.w, ok);
+    }
+    if constexpr (FMT == kFp4) {
+        if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.scale_ok ? src.s + c * 8 : src.s, src.scale_ok);
+    }
+}
+
+// The lane's fragments of the chunk in a stage.
+template <int FMT>
+__device__ __forceinline__ void dec_read(const unsigned char *stage, int lane, DecRaw &r) {
+    const int g = lane >> 2, lt = lane & 3;
+    if constexpr (FMT == kFp8) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const unsigned char *row = stage + (g + 8 * h) * kStageRow + 32 * lt;
+            const uint4 q0 = *reinterpret_cast<const uint4 *>(row), q1 = *reinterpret_cast<const uint4 *>(row + 16);
+            uint32_t *w = r.w + 8 * h;
+            w[0] = q0.x; w[1] = q0.y; w[2] = q0.z; w[3] = q0.w; w[4] = q1.x; w[5] = q1.y; w[6] = q1.z; w[7] = q1.w;
         }
-        const uint2 z = make_uint2(0, 0);
-        r.sg = va ? __ldg(reinterpret_cast<const uint2 *>(t.s + (size_t) na * (a.cols / 32) + c * 8)) : z;
-        r.sg8 = vb ? __ldg(reinterpret_cast<const uint2 *>(t.s + (size_t) nb * (a.cols / 32) + c * 8)) : z;
+    } else {
+        // matrix j of ldmatrix p: features 8 * (j & 1) + (0..7), 16-byte block 2p + (j >> 1)
+        const int mat = lane >> 3;
+        const unsigned char *base = stage + ((lane & 7) + 8 * (mat & 1)) * kStageRow + (mat >> 1) * 16;
+#pragma unroll
+        for (int p = 0; p < 4; p++) ldmatrix_x4(r.w[2 * p], r.w[8 + 2 * p], r.w[2 * p + 1], r.w[9 + 2 * p], base + 32 * p);
+        r.sg = *reinterpret_cast<const uint2 *>(stage + kStageScales + g * 8);
+        r.sg8 = *reinterpret_cast<const uint2 *>(stage + kStageScales + (g + 8) * 8);
+    }
+}
+
+// Byte k of a ue8m0 scale word as the float 2^(e - 127), for bytes 1..254 (the byte moved to the top, then
+// one bit down into the exponent field).
+template <int K>
+__device__ __forceinline__ float e8m0_ordinary(uint32_t word) {
+    return __uint_as_float(prmt(word, 0u, 0x0444u | (K << 12)) >> 1);
+}
+
+// FP4 chunk: each 32-channel block's products are scaled by the weight scales into part, each 128-channel
+// block's by the activation scales into acc. kOrdinary: every scale byte of the chunk is in 1..254.
+template <bool kOrdinary>
+__device__ __forceinline__ void dec_compute_fp4(const DecRaw &r, int c, const uint16_t *xg, const float *xsc, int sblk,
+                                                int lane_t, float (&acc)[4]) {
+    const uint32_t sga[2] = {r.sg.x, r.sg.y}, sgb[2] = {r.sg8.x, r.sg8.y};
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int blk = 0; blk < 8; blk++) {
+        const uint4 x = *reinterpret_cast<const uint4 *>(xg + c * 256 + 32 * blk + 8 * lane_t);
+        const uint32_t v = r.w[blk], u = r.w[8 + blk];
+        float tmp[4] = {0.f, 0.f, 0.f, 0.f};
+        mma_f16(tmp, e2m1_pair_f16x2<0>(v), e2m1_pair_f16x2<0>(u), e2m1_pair_f16x2<1>(v), e2m1_pair_f16x2<1>(u), x.x, x.y);
+        mma_f16(tmp, e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<2>(u), e2m1_pair_f16x2<3>(v), e2m1_pair_f16x2<3>(u), x.z, x.w);
+        float wa, wb;
+        if constexpr (kOrdinary) {
+            switch (blk & 3) {  // resolved at compile time: the loop is unrolled
+                case 0: wa = e8m0_ordinary<0>(sga[blk >> 2]); wb = e8m0_ordinary<0>(sgb[blk >> 2]); break;
+                case 1: wa = e8m0_ordinary<1>(sga[blk >> 2]); wb = e8m0_ordinary<1>(sgb[blk >> 2]); break;
+                case 2: wa = e8m0_ordinary<2>(sga[blk >> 2]); wb = e8m0_ordinary<2>(sgb[blk >> 2]); break;
+                default: wa = e8m0_ordinary<3>(sga[blk >> 2]); wb = e8m0_ordinary<3>(sgb[blk >> 2]); break;
+            }
+        } else {
+            wa = e8m0_decode((uint8_t) (sga[blk >> 2] >> (8 * (blk & 3))));
+            wb = e8m0_decode((uint8_t) (sgb[blk >> 2] >> (8 * (blk & 3))));
+        }
+        part[0] = fmaf(tmp[0], wa, part[0]);
+        part[1] = fmaf(tmp[1], wa, part[1]);
+        part[2] = fmaf(tmp[2], wb, part[2]);
+        part[3] = fmaf(tmp[3], wb, part[3]);
+        if ((blk & 3) == 3) {  // a 128-channel activation block is complete; 16384 undoes the codes' 2^-14
+            const int kb = c * 2 + (blk >> 2);
+            const float x0 = xsc[(2 * lane_t) * sblk + kb] * 16384.f, x1 = xsc[(2 * lane_t + 1) * sblk + kb] * 16384.f;
+            acc[0] = fmaf(part[0], x0, acc[0]);
+            acc[1] = fmaf(part[1], x1, acc[1]);
+            acc[2] = fmaf(part[2], x0, acc[2]);
+            acc[3] = fmaf(part[3], x1, acc[3]);
+            part[0] = part[1] = part[2] = part[3] = 0.f;
+        }
     }
 }
 
 // acc += this chunk's products. xs: the staged f16 activations (row stride ldx halves), xsc: their scales
-// [kDecRows][cols / 128]; rows g >= nrows contribute zeros.
+// [kDecRows][cols / 128]; s8: the FP8 chunk's weight scale byte. Lanes of rows past the tile read whatever
+// lies there: an MMA's output column depends on its own activation column only, and those are never stored.
 template <int FMT>
 __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half *xs, int ldx, const float *xsc, int sblk,
-                                            int nrows, int g, int lane_t, float (&acc)[4]) {
-    const bool has_x = g < nrows;
+                                            int g, int lane_t, uint32_t s8, float (&acc)[4]) {
     const uint16_t *xg = reinterpret_cast<const uint16_t *>(xs) + (size_t) g * ldx;
     if constexpr (FMT == kFp8) {
         uint32_t b[16];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            uint4 v = has_x ? *reinterpret_cast<const uint4 *>(xg + c * 128 + 32 * lane_t + 8 * i) : make_uint4(0, 0, 0, 0);
+            const uint4 v = *reinterpret_cast<const uint4 *>(xg + c * 128 + 32 * lane_t + 8 * i);
             b[4 * i] = v.x; b[4 * i + 1] = v.y; b[4 * i + 2] = v.z; b[4 * i + 3] = v.w;
         }
         float tmp[4] = {0.f, 0.f, 0.f, 0.f};
@@ -592,59 +686,49 @@ __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half
             mma_f16(tmp, e4m3x2_to_f16x2(r.w[s]), e4m3x2_to_f16x2(r.w[8 + s]), e4m3x2_to_f16x2(r.w[s] >> 16),
                     e4m3x2_to_f16x2(r.w[8 + s] >> 16), b[2 * s], b[2 * s + 1]);
         }
-        const float ws = e8m0_decode((uint8_t) r.s8);
+        const float ws = e8m0_decode((uint8_t) s8);
         const float f0 = ws * xsc[(2 * lane_t) * sblk + c], f1 = ws * xsc[(2 * lane_t + 1) * sblk + c];
         acc[0] = fmaf(tmp[0], f0, acc[0]);
         acc[1] = fmaf(tmp[1], f1, acc[1]);
         acc[2] = fmaf(tmp[2], f0, acc[2]);
         acc[3] = fmaf(tmp[3], f1, acc[3]);
     } else {
-        const uint32_t sga[2] = {r.sg.x, r.sg.y}, sgb[2] = {r.sg8.x, r.sg8.y};
         // ue8m0 bytes 1..254 are 2^(e-127): the byte in a float's exponent field. 0 and 255 (2^-127, NaN) take
         // e8m0_decode; a chunk has either all ordinary bytes or takes the slow path for all of them
-        const bool ordinary = !has_byte_0_or_255(sga[0]) && !has_byte_0_or_255(sga[1]) && !has_byte_0_or_255(sgb[0])
-                              && !has_byte_0_or_255(sgb[1]);
-#pragma unroll
-        for (int blk = 0; blk < 8; blk++) {
-            uint4 x = has_x ? *reinterpret_cast<const uint4 *>(xg + c * 256 + 32 * blk + 8 * lane_t) : make_uint4(0, 0, 0, 0);
-            const uint32_t v = r.w[blk], u = r.w[8 + blk];
-            float tmp[4] = {0.f, 0.f, 0.f, 0.f};
-            mma_f16(tmp, e2m1_pair_f16x2<0>(v), e2m1_pair_f16x2<0>(u), e2m1_pair_f16x2<1>(v), e2m1_pair_f16x2<1>(u),
-                    prmt(x.x, x.z, 0x5410), prmt(x.x, x.z, 0x7632));
-            mma_f16(tmp, e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<2>(u), e2m1_pair_f16x2<3>(v), e2m1_pair_f16x2<3>(u),
-                    prmt(x.y, x.w, 0x5410), prmt(x.y, x.w, 0x7632));
-            const int kb = c * 2 + (blk >> 2);
-            const float x0 = xsc[(2 * lane_t) * sblk + kb] * 16384.f, x1 = xsc[(2 * lane_t + 1) * sblk + kb] * 16384.f;
-            const uint32_t ea = (sga[blk >> 2] >> (8 * (blk & 3))) & 0xffu, eb = (sgb[blk >> 2] >> (8 * (blk & 3))) & 0xffu;
-            const float wa = ordinary ? __uint_as_float(ea << 23) : e8m0_decode((uint8_t) ea);
-            const float wb = ordinary ? __uint_as_float(eb << 23) : e8m0_decode((uint8_t) eb);
-            acc[0] = fmaf(tmp[0], wa * x0, acc[0]);
-            acc[1] = fmaf(tmp[1], wa * x1, acc[1]);
-            acc[2] = fmaf(tmp[2], wb * x0, acc[2]);
-            acc[3] = fmaf(tmp[3], wb * x1, acc[3]);
+        if ((bytes_0_or_255(r.sg.x) | bytes_0_or_255(r.sg.y) | bytes_0_or_255(r.sg8.x) | bytes_0_or_255(r.sg8.y)) == 0) {
+            dec_compute_fp4<true>(r, c, xg, xsc, sblk, lane_t, acc);
+        } else {
+            dec_compute_fp4<false>(r, c, xg, xsc, sblk, lane_t, acc);
         }
     }
 }
 
 // The tile's activation rows into shared memory: one warp per (row, 128 channels) divides by 2^floor(log2
-// amax) and converts to f16; xsc gets the power of two (rows past the tile: 0). A warp loads four blocks
-// before it reduces any, so their latencies overlap.
-__device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __half *xs, int ldx, float *xsc) {
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sblk = a.cols / 128, warps = kDecThreads / 32;
+// amax) and converts to f16; xsc gets the power of two (rows past the tile: 0). FP8 keeps the channels in
+// order; FP4 stores each 8 channels as 0 4 1 5 2 6 3 7, the pairs its MMA steps take. A warp loads four blocks
+// before it reduces any, so their latencies overlap. FP8 weights: the tile's block scales into sc8.
+template <int FMT>
+__device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __half *xs, int ldx, float *xsc,
+                                          uint8_t *sc8) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sblk = a.cols / 128;
     const int nrows = t.r1 - t.r0, ntask = nrows * sblk;
+    if constexpr (FMT == kFp8) {
+        const int nsc = ((a.rows + 127) / 128) * sblk;
+        if (t.s != nullptr) for (int i = threadIdx.x; i < nsc; i += kDecThreads) sc8[i] = __ldg(t.s + i);
+    }
     for (int i = threadIdx.x; i < (kDecRows - nrows) * sblk; i += kDecThreads) xsc[nrows * sblk + i] = 0.f;
-    for (int base = warp; base < ntask; base += 4 * warps) {
+    for (int base = warp; base < ntask; base += 4 * kDecWarps) {
         uint2 raw[4];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            const int task = base + j * warps, r = task / sblk, kb = task % sblk;
+            const int task = base + j * kDecWarps, r = task / sblk, kb = task % sblk;
             raw[j] = task < ntask ? *reinterpret_cast<const uint2 *>(a.x + (size_t) x_row(a, t.r0 + r) * a.lda + t.xcol
                                                                    + kb * 128 + lane * 4)
                                   : make_uint2(0, 0);
         }
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            const int task = base + j * warps, r = task / sblk, kb = task % sblk;
+            const int task = base + j * kDecWarps, r = task / sblk, kb = task % sblk;
             if (task >= ntask) break;  // uniform over the warp
             const float v[4] = {__uint_as_float(raw[j].x << 16), __uint_as_float(raw[j].x & 0xffff0000u),
                                 __uint_as_float(raw[j].y << 16), __uint_as_float(raw[j].y & 0xffff0000u)};
@@ -654,25 +738,47 @@ __device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __ha
             if (e == 0) e = 1;                                    // zero or subnormal: any small power will do
             const float scale = __uint_as_float(e << 23), inv = __uint_as_float((254u - e) << 23);
             __half2 h0 = __floats2half2_rn(v[0] * inv, v[1] * inv), h1 = __floats2half2_rn(v[2] * inv, v[3] * inv);
-            uint2 out;
-            out.x = *reinterpret_cast<uint32_t *>(&h0);
-            out.y = *reinterpret_cast<uint32_t *>(&h1);
+            uint2 out = make_uint2(*reinterpret_cast<uint32_t *>(&h0), *reinterpret_cast<uint32_t *>(&h1));
+            if constexpr (FMT == kFp4) {
+                // lanes 2i and 2i + 1 hold channels 0..3 and 4..7 of one group of 8: the even lane writes the
+                // pairs (0, 4) (1, 5), the odd lane (2, 6) (3, 7)
+                const uint32_t o0 = __shfl_xor_sync(0xffffffffu, out.x, 1), o1 = __shfl_xor_sync(0xffffffffu, out.y, 1);
+                out = (lane & 1) ? make_uint2(prmt(o1, out.y, 0x5410), prmt(o1, out.y, 0x7632))
+                                 : make_uint2(prmt(out.x, o0, 0x5410), prmt(out.x, o0, 0x7632));
+            }
             *reinterpret_cast<uint2 *>(xs + (size_t) r * ldx + kb * 128 + lane * 4) = out;
             if (lane == 0) xsc[r * sblk + kb] = scale;
         }
     }
 }
 
+// Dynamic shared memory of k_dec, in this order: the activation scales of kDecRows rows, `rows` staged rows,
+// every warp's ring of `stages` weight stages, and (FP8) the tile's block scales.
+// Staged rows are cols + 32 halves apart: FP4's 16-byte activation loads of a quarter warp (two rows, four
+// consecutive 16-byte slots each) then fall on different banks.
+constexpr int kDecRowPad = 32;
+__host__ __device__ constexpr size_t dec_smem_x(int cols, int rows) {
+    return (size_t) kDecRows * (cols / 128) * 4 + (size_t) rows * (cols + kDecRowPad) * 2;
+}
+__host__ __device__ constexpr size_t dec_smem(int fmt, int rows_w, int cols, int rows, int stages) {
+    return dec_smem_x(cols, rows) + (size_t) kDecWarps * stages * kStageBytes
+           + (fmt == kFp8 ? (size_t) ((rows_w + 127) / 128) * (cols / 128) : 0);
+}
+constexpr int kDecSmemMax = 218 * 1024;  // + 8 KB static: within the 227 KB a CTA may opt into
+
 template <int FMT>
-__global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int fblocks) {
+__global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int fblocks, int stages) {
     constexpr int CH = Dec<FMT>::kChunk;
     extern __shared__ __align__(16) unsigned char dsmem[];
-    __shared__ float red[kDecThreads / 32][32][4];
-    const int sblk = a.cols / 128, ldx = a.cols + 8;  // +8 halves: rows start on different banks
+    __shared__ float red[kDecWarps][32][4];
+    const int sblk = a.cols / 128, ldx = a.cols + kDecRowPad;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, lt = lane & 3;
+    const size_t xbytes = dec_smem_x(a.cols, a.offsets ? kDecRows : a.m);
     float *xsc = reinterpret_cast<float *>(dsmem);    // [kDecRows][sblk], then the rows
     __half *xs = reinterpret_cast<__half *>(dsmem + (size_t) kDecRows * sblk * 4);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, lt = lane & 3;
-    const int gpc = (kDecThreads / 32) / kw, grp = warp / kw, kwi = warp % kw;
+    unsigned char *ring = dsmem + xbytes + (size_t) warp * stages * kStageBytes;
+    uint8_t *sc8 = dsmem + xbytes + (size_t) kDecWarps * stages * kStageBytes;
+    const int gpc = kDecWarps / kw, grp = warp / kw, kwi = warp % kw;
     const int tiles = a.offsets ? __ldg(a.tile_offsets + a.experts) : a.groups;
     const int64_t works = (int64_t) tiles * fblocks;
     const int w_begin = (int) (works * blockIdx.x / gridDim.x), w_end = (int) (works * (blockIdx.x + 1) / gridDim.x);
@@ -680,28 +786,54 @@ __global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int 
     const int kchunks = a.cols / CH, rounds = (kchunks + kw - 1) / kw;
     auto chunk_of = [&](int round) { int c = round * kw + kwi; return c < kchunks ? c : -1; };
     auto n0_of = [&](int w) { return ((w % fblocks) * gpc + grp) * 16; };
-
-    int w = w_begin, round = 0, tile = w / fblocks;
     // work tile i: plain GEMMs have one per group (all m <= 8 rows), experts one per kDecRows slots of an expert
     auto tile_at = [&](int i) { return a.offsets ? resolve_tile(a, i, kDecRows, 0) : resolve_tile(a, 0, kDecRows, i); };
-    Tile t = tile_at(tile);
-    DecRaw cur, nxt;
-    dec_load<FMT>(a, t, n0_of(w), chunk_of(0), g, lt, cur);  // in flight while the activations are staged
-    dec_stage(a, t, xs, ldx, xsc);
+
+    // the producer walks the same (work item, round) sequence as the consumer, stages - 1 steps ahead; every
+    // step commits one copy group (empty past the end), so "all but the newest stages - 1 groups" is this step
+    int fw = w_begin, fround = 0, fslot = 0, ftile = w_begin / fblocks;
+    Tile ft = tile_at(ftile);
+    DecSource fsrc = dec_source<FMT>(a, ft, n0_of(fw), lane);
+    auto fetch_next = [&]() {
+        if (fw < w_end) {
+            const int c = chunk_of(fround);
+            if (c >= 0) dec_fetch<FMT>(a, fsrc, c, lane, ring + fslot * kStageBytes);
+            if (++fround == rounds && ++fw < w_end) {  // the next work item's sources, once per item
+                fround = 0;
+                const int tile = fw / fblocks;
+                if (tile != ftile) {
+                    ftile = tile;
+                    ft = tile_at(tile);
+                }
+                fsrc = dec_source<FMT>(a, ft, n0_of(fw), lane);
+            }
+        }
+        cp_async_commit();
+        if (++fslot == stages) fslot = 0;
+    };
+    int tile = ftile, slot = 0;
+    Tile t = ft;  // the consumer's tile (the producer may run into the next one below)
+    for (int i = 0; i < stages - 1; i++) fetch_next();
+    dec_stage<FMT>(a, t, xs, ldx, xsc, sc8);
     __syncthreads();
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    while (true) {
-        int nround = round + 1, nw = w;
-        const bool item_done = nround == rounds;
-        if (item_done) {
-            nround = 0;
-            nw = w + 1;
+    for (int w = w_begin; w < w_end; w++) {
+        for (int round = 0; round < rounds; round++) {
+            fetch_next();
+            if (stages == 4) cp_async_wait<3>(); else if (stages == 3) cp_async_wait<2>(); else cp_async_wait<1>();
+            __syncwarp();
+            const int c = chunk_of(round);
+            if (c >= 0) {
+                DecRaw r;
+                dec_read<FMT>(ring + slot * kStageBytes, lane, r);
+                const int n0 = n0_of(w);
+                const uint32_t s8 = FMT == kFp8 && n0 < a.rows ? sc8[(n0 >> 7) * sblk + c] : 0u;
+                dec_compute<FMT>(r, c, xs, ldx, xsc, sblk, g, lt, s8, acc);
+            }
+            __syncwarp();  // every lane is done with the stage before the next step refills it
+            if (++slot == stages) slot = 0;
         }
-        const bool more = nw < w_end, same_tile = more && nw / fblocks == tile;
-        if (same_tile) dec_load<FMT>(a, t, n0_of(nw), chunk_of(nround), g, lt, nxt);  // the next step's weights fly
-        const int c = chunk_of(round);
-        if (c >= 0) dec_compute<FMT>(cur, c, xs, ldx, xsc, sblk, t.r1 - t.r0, g, lt, acc);
-        if (item_done && kw == 1) {  // a warp alone owns its 16 features: store its fragments
+        if (kw == 1) {  // a warp alone owns its 16 features: store its fragments
             const int nrows = t.r1 - t.r0, n = n0_of(w) + g;
 #pragma unroll
             for (int i = 0; i < 4; i++) {
@@ -709,7 +841,7 @@ __global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int 
                 if (col < nrows && nn < a.rows) store_y(a, t.r0 + col, t.ycol + nn, acc[i]);
                 acc[i] = 0.f;
             }
-        } else if (item_done) {  // the feature block is complete: sum it over the CTA's warps in order and store it
+        } else {  // the feature block is complete: sum it over the CTA's warps in order and store it
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 red[warp][lane][i] = acc[i];
@@ -728,26 +860,16 @@ __global__ void __launch_bounds__(kDecThreads, 2) k_dec(GemmArgs a, int kw, int 
             }
             __syncthreads();  // red and (below) xs are free again
         }
-        if (!more) break;
-        if (!same_tile) {  // a new tile: its first weights in flight while its activations are staged
-            tile = nw / fblocks;
+        if (w + 1 < w_end && (w + 1) / fblocks != tile) {  // a new tile: its weights are already in flight
+            tile = (w + 1) / fblocks;
             t = tile_at(tile);
-            dec_load<FMT>(a, t, n0_of(nw), chunk_of(nround), g, lt, nxt);
             if (kw == 1) __syncthreads();  // every warp is done with the old rows (kw > 1 synchronised above)
-            dec_stage(a, t, xs, ldx, xsc);
+            dec_stage<FMT>(a, t, xs, ldx, xsc, sc8);
             __syncthreads();
         }
-        cur = nxt;
-        round = nround;
-        w = nw;
     }
+    cp_async_wait_all();  // only empty groups remain; nothing may land after the CTA's shared memory is reused
 }
-
-// Dynamic shared memory of k_dec: the scales of kDecRows rows, then `rows` staged rows.
-constexpr size_t dec_smem(int cols, int rows) {
-    return (size_t) kDecRows * (cols / 128) * 4 + (size_t) rows * (cols + 8) * 2;
-}
-constexpr int kDecSmemMax = 200 * 1024;  // + 8 KB static: within the 227 KB a CTA may opt into
 
 }  // namespace
 
@@ -770,15 +892,17 @@ namespace {
 bool dec_fits(const GemmArgs &a) {
     const DecodeGemm mode = decode_gemm_mode();
     if (mode == DecodeGemm::kSimt) return false;
+    // 16-byte copies of every feature's chunk (and 8-byte copies of FP4 scale rows)
+    if ((reinterpret_cast<uintptr_t>(a.w) & 15) != 0 || (a.offsets != nullptr && (a.w_stride & 15) != 0)) return false;
     if (a.fmt == kFp8) {
-        if (a.cols % 128 != 0 || (reinterpret_cast<uintptr_t>(a.w) & 15) != 0) return false;
+        if (a.cols % 128 != 0) return false;
     } else if (a.fmt == kFp4) {
-        if (a.cols % 256 != 0 || (reinterpret_cast<uintptr_t>(a.w) & 3) != 0 || (reinterpret_cast<uintptr_t>(a.scale) & 7) != 0) return false;
+        if (a.cols % 256 != 0 || (reinterpret_cast<uintptr_t>(a.scale) & 7) != 0) return false;
     } else {
         return false;
     }
     if (a.offsets ? a.tile_rows != kDecRows : a.m > kDecRows) return false;
-    if (dec_smem(a.cols, kDecRows) > (size_t) kDecSmemMax) return false;
+    if (dec_smem(a.fmt, a.rows, a.cols, kDecRows, 2) > (size_t) kDecSmemMax) return false;
     if (mode == DecodeGemm::kTensor || a.offsets != nullptr) return true;  // expert tiles: strata_moe_tile_rows chose
     const int64_t tiles16 = (int64_t) a.groups * ((a.rows + 15) / 16);  // 16-feature tiles, one per warp at most
     return a.m >= kDecodeTensorMinRows && tiles16 >= strata_sm_count();
@@ -787,33 +911,28 @@ bool dec_fits(const GemmArgs &a) {
 template <int FMT>
 cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int xrows = a.offsets ? kDecRows : a.m;
-    const size_t smem = dec_smem(a.cols, xrows);
-    // registers allow this many CTAs per SM; shared memory may allow fewer (asked once per kernel)
-    static const int reg_occupancy = [] {
-        cudaFuncSetAttribute(k_dec<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax);
-        int n = 0;
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k_dec<FMT>, kDecThreads, 0) == cudaSuccess && n > 0 ? n : 1;
+    // as many stages as shared memory holds; one CTA per SM (its 16 warps share the staged activations)
+    int stages = kDecStagesMax;
+    while (stages > 2 && dec_smem(FMT, a.rows, a.cols, xrows, stages) > (size_t) kDecSmemMax) stages--;
+    const size_t smem = dec_smem(FMT, a.rows, a.cols, xrows, stages);
+    static const bool attr = [] {
+        return cudaFuncSetAttribute(k_dec<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax) == cudaSuccess;
     }();
-    static const int smem_per_sm = [] {
-        int dev = 0, v = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
-        return v;
-    }();
-    const int per_cta = (int) smem + 4096 + 1024;  // + the reduction buffer and the runtime's reserve
-    int occupancy = smem_per_sm / per_cta;
-    occupancy = occupancy < 1 ? 1 : (occupancy > reg_occupancy ? reg_occupancy : occupancy);
+    if (!attr) return cudaErrorInvalidConfiguration;
     // warps per feature tile: one (each warp owns its features, no reduction and no barrier per block) unless
-    // the work items would then leave CTA slots empty; experts count max_tiles, an upper bound
-    const int slots = occupancy * strata_sm_count();
+    // the work items would then leave SMs without a CTA; experts count max_tiles, an upper bound
+    const int slots = strata_sm_count();
     const int64_t tiles = a.offsets ? a.max_tiles : a.groups;
-    auto blocks_of = [&](int kw) { return (int64_t) ((a.rows + 16 * (8 / kw) - 1) / (16 * (8 / kw))); };
+    auto blocks_of = [&](int kw) {
+        const int features = 16 * (kDecWarps / kw);
+        return (int64_t) ((a.rows + features - 1) / features);
+    };
     int kw = 1;
     while (kw < 8 && 2 * kw <= a.cols / Dec<FMT>::kChunk && tiles * blocks_of(kw) < slots) kw *= 2;
     const int fblocks = (int) blocks_of(kw);
     const int64_t works = tiles * fblocks;
     const int64_t ctas = works < slots ? works : slots;
-    k_dec<FMT><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks);
+    k_dec<FMT><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks, stages);
     return cudaGetLastError();
 }
 

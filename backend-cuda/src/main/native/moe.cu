@@ -231,14 +231,12 @@ using namespace strata;
 
 int strata_moe_tile_rows(int m, int k, int experts) {
     const int64_t pairs = (int64_t) m * k;
-    // From a few tokens on, tiles of kGemvRows slots of one expert: the tensor-core decode kernel reads each
-    // expert's weights once per 8 of its rows and decodes them once for all. For one to three tokens, rows
-    // of one expert in tiles of one on the SIMT kernel: its tiles run side by side and read the weights from
-    // L2 after the first, and a one-row tile streams them with the fewest registers (measured faster there,
-    // docs/benchmarks.md).
+    // From two tokens on, tiles of kGemvRows slots of one expert: the tensor-core decode kernel reads each
+    // expert's weights once per 8 of its rows and decodes them once for all. For one token, rows of one expert
+    // in tiles of one on the SIMT kernel (as fast there, docs/benchmarks.md).
     const DecodeGemm mode = decode_gemm_mode();
     if (mode != DecodeGemm::kSimt && pairs <= (int64_t) 2 * kGemvRows * experts
-        && (mode == DecodeGemm::kTensor || m >= kDecodeTensorMinRows)) {
+        && (mode == DecodeGemm::kTensor || m >= kDecodeTensorMinTokens)) {
         return kGemvRows;
     }
     if (pairs <= (int64_t) 2 * experts) return 1;
