@@ -40,6 +40,65 @@ class SamplerEquivalenceTest {
         assertThat(rows).isEqualTo(vocabs.length * 400);
     }
 
+    /**
+     * Penalties and min_tokens edit the row after the copy, so the block maxima are scanned afterwards: the draw
+     * must still be the reference's over the edited row (penalties as vLLM applies them, written out here).
+     */
+    @Test
+    void penalisedAndSuppressedRowsGiveTheReferenceToken() {
+        SplittableRandom g = new SplittableRandom(29);
+        int vocab = 20_000, eos = 7;
+        Sampler s = new Sampler(vocab);
+        ReferenceDraw ref = new ReferenceDraw(vocab);
+        for (int row = 0; row < 200; row++) {
+            float[] logits = row % 2 == 0 ? peaked(g, vocab) : gaussian(g, vocab, 2);
+            int[] prompt = g.ints(20, 0, vocab).toArray();
+            TokenHistory history = new TokenHistory(prompt);
+            int[] counts = new int[vocab];
+            for (int i = 0; i < 15; i++) { // repeats, and tokens of the prompt, among what was generated
+                int t = g.nextInt(3) == 0 ? prompt[g.nextInt(prompt.length)] : g.nextInt(2) == 0 ? argmax(logits) : g.nextInt(vocab);
+                history.addGenerated(t);
+                counts[t]++;
+            }
+            float rep = 1 + g.nextInt(3) * 0.3f, freq = g.nextInt(3) * 0.5f, pres = g.nextInt(3) * 0.7f;
+            int stop = g.nextInt(vocab);
+            SamplingParams p = params(TEMPERATURES[2 + g.nextInt(5)], TOP_PS[g.nextInt(TOP_PS.length)],
+                    new int[]{0, 0, 1, 50}[g.nextInt(4)], MIN_PS[g.nextInt(MIN_PS.length)]).toBuilder()
+                    .repetitionPenalty(rep).frequencyPenalty(freq).presencePenalty(pres)
+                    .minTokens(g.nextInt(2) == 0 ? 100 : 0).stopTokenIds(java.util.Set.of(stop)).build();
+            float[] edited = logits.clone();
+            if (history.generatedCount() < p.minTokens()) {
+                edited[eos] = Float.NEGATIVE_INFINITY;
+                edited[stop] = Float.NEGATIVE_INFINITY;
+            }
+            java.util.Set<Integer> inPrompt = new java.util.HashSet<>();
+            for (int t : prompt) {
+                inPrompt.add(t);
+            }
+            for (int t = 0; t < vocab; t++) {
+                if (rep != 1f && (inPrompt.contains(t) || counts[t] > 0)) {
+                    edited[t] = edited[t] > 0 ? edited[t] / rep : edited[t] * rep;
+                }
+                if (counts[t] > 0) {
+                    edited[t] -= freq * counts[t] + pres;
+                }
+            }
+            long seed = g.nextLong();
+            int token = s.sample(MemorySegment.ofArray(logits), 0, p, history, new SplittableRandom(seed), eos).token();
+            assertThat(token).as("row %d", row).isEqualTo(ref.draw(edited, p, new SplittableRandom(seed)));
+        }
+    }
+
+    private static int argmax(float[] x) {
+        int best = 0;
+        for (int i = 1; i < x.length; i++) {
+            if (x[i] > x[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
     /** Without the Vector API the sampler draws by the definition alone, its weights from Math.exp one by one. */
     @Test
     void theDefinitionWithoutVectorsGivesTheReferenceToken() {
