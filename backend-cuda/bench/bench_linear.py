@@ -158,12 +158,17 @@ def plain(lib, name, fmt, rows, cols, m, groups=1):
     return out
 
 
-def experts(lib, name, fmt, rows, cols, m, tile=None):
+def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0):
+    """pad: bytes between one expert's weights and the next (the engine stacks them with none)."""
     pairs = m * TOPK
     tile = tile or lib.strata_moe_tile_rows(m, TOPK, EXPERTS)
     data, scale = weight_bytes(fmt, rows, cols)
-    copies = max(2, min(8, math.ceil(1.2e9 / (EXPERTS * (data + scale)))))
+    stride = data + pad
+    copies = max(2, min(8, math.ceil(1.2e9 / (EXPERTS * (stride + scale)))))
     w, s = random_weight(fmt, rows * EXPERTS, cols, copies)
+    if pad:
+        w = torch.cat([w.view(copies, EXPERTS, data), torch.zeros(copies, EXPERTS, pad, dtype=torch.uint8, device=dev)],
+                      2).view(copies, EXPERTS * stride)
     rnd = random.Random(m)
     ids = sorted(e for _ in range(m) for e in rnd.sample(range(EXPERTS), TOPK))
     counts = [ids.count(e) for e in range(EXPERTS)]
@@ -179,7 +184,7 @@ def experts(lib, name, fmt, rows, cols, m, tile=None):
     y = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
 
     def call(i):
-        return lambda st: check(lib.strata_moe_expert_linear(fmt, w[i].data_ptr(), s[i].data_ptr(), data, scale, rows,
+        return lambda st: check(lib.strata_moe_expert_linear(fmt, w[i].data_ptr(), s[i].data_ptr(), stride, scale, rows,
                                                              cols, EXPERTS, pairs, tile, off.data_ptr(),
                                                              toff.data_ptr(), gather.data_ptr(), x.data_ptr(), cols,
                                                              y.data_ptr(), rows, st), name)
@@ -189,13 +194,13 @@ def experts(lib, name, fmt, rows, cols, m, tile=None):
     xq = fp8_round_trip(x)
     y.fill_(float("nan"))
     torch.cuda.synchronize()
-    check(lib.strata_moe_expert_linear(fmt, w[0].data_ptr(), s[0].data_ptr(), data, scale, rows, cols, EXPERTS, pairs,
+    check(lib.strata_moe_expert_linear(fmt, w[0].data_ptr(), s[0].data_ptr(), stride, scale, rows, cols, EXPERTS, pairs,
                                        tile, off.data_ptr(), toff.data_ptr(), gather.data_ptr(), xq.data_ptr(), cols,
                                        y.data_ptr(), rows, torch.cuda.current_stream().cuda_stream), name)
     torch.cuda.synchronize()
     err = 0.0
     for e in sorted(set(ids))[:16]:
-        wd = dequant(fmt, w[0][e * data:(e + 1) * data], s[0][e * scale:(e + 1) * scale], rows, cols)
+        wd = dequant(fmt, w[0][e * stride:e * stride + data], s[0][e * scale:(e + 1) * scale], rows, cols)
         for slot in range(offsets[e], offsets[e + 1]):
             err = max(err, rel_err(y[slot], xq[gather[slot].item()].double() @ wd.T))
     return {"name": name, "fmt": fmt, "rows": rows, "cols": cols, "m": m, "tile_rows": tile,
@@ -208,6 +213,7 @@ def main():
     ap.add_argument("--batches", default="1,8,64")
     ap.add_argument("--out", default=None)
     ap.add_argument("--tiles", default="", help="also time the w1 experts GEMM with these tile rows")
+    ap.add_argument("--expert-pads", default="", help="also time the w1 experts GEMM with these byte gaps between experts")
     a = ap.parse_args()
     lib = load(a.lib)
     bw = copy_bandwidth()
@@ -229,6 +235,8 @@ def main():
         if a.tiles:
             for tile in [int(t) for t in a.tiles.split(",")]:
                 cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))
+        for pad in [int(p) for p in a.expert_pads.split(",") if p]:
+            cases.append(lambda pad=pad: experts(lib, f"w1, pad {pad}", FP4, INTER, DIM, m, pad=pad))
         for c in cases:
             r = c()
             r["gbps"] = r["bytes"] / r["s"] / 1e9
