@@ -16,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -86,7 +87,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
     private long cachedBlocksVersion = -1;
 
     /**
-     * @param onClose releases the backend's model (weights, KV pools) after the loop stopped
+     * @param onClose releases the backend's model (weights, KV pools); the loop calls it once, after it stopped
      */
     public ServingEngine(ModelCard model, TextCodec codec, EngineProperties props, KvCacheManager kv, StepRunner executor,
                          MeterRegistry registry, AutoCloseable onClose) {
@@ -263,8 +264,14 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         try {
             serve();
         } finally {
-            // the loop is the pool's only user: once it stopped no step can sample again
+            // the loop is the only user of the sampler pool and of the backend: it releases both once it stopped,
+            // so a step still running when close() stops waiting never finds its model released under it
             sampler.close();
+            try {
+                onClose.close();
+            } catch (Exception e) {
+                log.warn("Closing the backend failed: {}", e.toString());
+            }
         }
     }
 
@@ -553,17 +560,22 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         }
     }
 
-    /** Stops the loop; everything still queued or running finishes with reason ABORT. */
+    /**
+     * Stops the loop; everything still queued or running finishes with reason ABORT, then the loop releases the
+     * backend. Waits up to 10 s for that; a step still running then releases the backend when it returns.
+     */
     @Override
     public void close() throws InterruptedException {
+        close(Duration.ofSeconds(10));
+    }
+
+    void close(Duration grace) throws InterruptedException {
         running = false;
         status = new EngineStatus(false, "shutting down");
         LockSupport.unpark(thread);
-        thread.join(10_000);
-        try {
-            onClose.close();
-        } catch (Exception e) {
-            log.warn("Closing the backend failed: {}", e.toString());
+        if (!thread.join(grace)) {
+            log.warn("The engine loop is still in a step after {} ms; its backend is released when the step returns",
+                grace.toMillis());
         }
     }
 }

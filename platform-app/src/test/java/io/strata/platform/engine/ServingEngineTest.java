@@ -23,6 +23,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -63,6 +67,10 @@ class ServingEngineTest {
     }
 
     private void start(double sequencesOf1024, EngineProperties props, SamplingProperties sampling) {
+        start(sequencesOf1024, props, sampling, () -> { });
+    }
+
+    private void start(double sequencesOf1024, EngineProperties props, SamplingProperties sampling, AutoCloseable onClose) {
         // the exact peak of one 1,024-token sequence under this scheduler's chunking
         long[] d = new KvCapacity(layout, new KvPoolSizes(0, 0, 0)).peakDemand(1024, props.chunkLimit());
         KvPoolSizes sizes = new KvPoolSizes((int) Math.ceil(d[0] * sequencesOf1024), (int) Math.ceil(d[1] * sequencesOf1024),
@@ -71,7 +79,7 @@ class ServingEngineTest {
         executor = new ScriptedStepRunner(1024, 14, tokenizer.specialTokens().eos());
         registry = new SimpleMeterRegistry();
         engine = new ServingEngine(new ModelCard("tiny", MODEL.toString(), 2048, 1024, 0), new TokenizerCodec(tokenizer),
-                props, kv, executor, registry, () -> { }, EngineRank.SINGLE, sampling);
+                props, kv, executor, registry, onClose, EngineRank.SINGLE, sampling);
     }
 
     private static SamplingParams greedy(int maxTokens) {
@@ -210,6 +218,40 @@ class ServingEngineTest {
                         e -> assertThat(e.param()).isEqualTo("max_tokens"))
                 .hasMessageContaining("KV cache");
         assertThat(engine.inFlight()).isZero();
+    }
+
+    @Test
+    void closeDuringALongStepReleasesTheBackendOnceTheStepReturns() throws Exception {
+        CountDownLatch released = new CountDownLatch(1);
+        AtomicInteger releases = new AtomicInteger();
+        AtomicReference<String> releasedBy = new AtomicReference<>();
+        AtomicInteger stepsWhenReleased = new AtomicInteger(-1);
+        start(4, new EngineProperties(512, 8, 100, 1_000_000L, "fcfs"), SamplingProperties.defaults(), () -> {
+            releasedBy.set(Thread.currentThread().getName());
+            stepsWhenReleased.set(executor.steps());
+            releases.incrementAndGet();
+            released.countDown();
+        });
+        executor.stepDelay(1_500);
+        InferenceEngine.Submission s = engine.submit(new GenerationRequest("slow", prompt("print(1)\n"), greedy(8), 0, null));
+        for (int i = 0; i < 200 && executor.steps() == 0; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(executor.steps()).as("a step is running").isEqualTo(1);
+
+        long t0 = System.nanoTime();
+        engine.close(Duration.ofMillis(100));
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("close stops waiting").isLessThan(Duration.ofMillis(1_000));
+        assertThat(released.getCount()).as("the backend is not released under a running step").isEqualTo(1);
+
+        assertThat(released.await(10, TimeUnit.SECONDS)).as("released once the step returned").isTrue();
+        assertThat(releasedBy.get()).isEqualTo("strata-engine");
+        assertThat(stepsWhenReleased.get()).as("no step after the stop").isEqualTo(1);
+        Result r = collect(s);
+        assertThat(r.finished().reason()).isEqualTo(FinishReason.ABORT);
+        engine.close();  // a second close waits for nothing and releases nothing again
+        assertThat(releases.get()).isEqualTo(1);
+        engine = null;
     }
 
     @Test
