@@ -1,10 +1,7 @@
 package io.strata.backend.cpu.ep;
 
 import java.util.Arrays;
-import java.util.concurrent.BrokenBarrierException;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@link Collective} for N ranks that are threads of one JVM: the fake ranks of the CPU backend's
@@ -37,8 +34,7 @@ public final class LocalCollective implements Collective {
 
     /** Breaks the group: every rank's pending and later calls fail (what a crashed worker does to NCCL peers). */
     public void abort() {
-        group.barrier.reset();
-        group.aborted = true;
+        group.abort();
     }
 
     @Override
@@ -107,36 +103,67 @@ public final class LocalCollective implements Collective {
     private record Slice(float[] data, int off, int len) {
     }
 
+    /**
+     * The shared mailbox and a barrier that can be broken for good. Arriving, waiting and the broken flag are all
+     * under the group's monitor, so a rank that arrives just after an abort fails at once instead of waiting out
+     * the timeout in a fresh round (a {@code CyclicBarrier} reset by the abort left that window open).
+     */
     private static final class Group {
         final int size;
         final long timeoutSeconds;
-        final CyclicBarrier barrier;
         final Object[] mail;
-        volatile boolean aborted;
+        private int arrived;
+        private long round;
+        private String broken;
 
         Group(int size, long timeoutSeconds) {
             this.size = size;
             this.timeoutSeconds = timeoutSeconds;
-            this.barrier = new CyclicBarrier(size);
             this.mail = new Object[size];
         }
 
-        void await(int rank) {
-            if (aborted) {
-                throw new IllegalStateException("rank " + rank + ": the group was aborted");
+        synchronized void abort() {
+            breakGroup("another rank failed or aborted the group");
+        }
+
+        /** Returns once every rank arrived in this round; throws if the group is or gets broken meanwhile. */
+        synchronized void await(int rank) {
+            if (broken != null) {
+                throw new IllegalStateException("rank " + rank + ": " + broken);
             }
-            try {
-                barrier.await(timeoutSeconds, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                barrier.reset();
-                throw new IllegalStateException("rank " + rank + ": interrupted in a collective", e);
-            } catch (BrokenBarrierException e) {
-                throw new IllegalStateException("rank " + rank + ": another rank failed or aborted the group", e);
-            } catch (TimeoutException e) {
-                throw new IllegalStateException("rank " + rank + ": no answer from the other ranks within "
-                    + timeoutSeconds + " s", e);
+            long mine = round;
+            if (++arrived == size) {
+                arrived = 0;
+                round++;
+                notifyAll();
+                return;
             }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+            while (round == mine) {
+                if (broken != null) {
+                    throw new IllegalStateException("rank " + rank + ": " + broken);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    breakGroup("a rank got no answer from the others within " + timeoutSeconds + " s");
+                    throw new IllegalStateException("rank " + rank + ": no answer from the other ranks within "
+                        + timeoutSeconds + " s");
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    breakGroup("a rank was interrupted in a collective");
+                    throw new IllegalStateException("rank " + rank + ": interrupted in a collective", e);
+                }
+            }
+        }
+
+        private void breakGroup(String why) {
+            if (broken == null) {
+                broken = why;
+            }
+            notifyAll();
         }
     }
 }
