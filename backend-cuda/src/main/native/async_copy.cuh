@@ -24,8 +24,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-__device__ __forceinline__ void cp_async_wait_all() { cp_async_wait<0>(); }
-__device__ __forceinline__ void cp_async_wait_one_pending() { cp_async_wait<1>(); }
 
 // Four 8x8 matrices of 16-bit elements (8 rows of 16 bytes each): lane 8j + i gives the address of row i of
 // matrix j; afterwards lane 4g + t holds bytes 4t..4t+3 of row g of matrix j in register j.

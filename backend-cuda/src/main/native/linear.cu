@@ -618,10 +618,9 @@ __device__ __forceinline__ void dec_read(const unsigned char *stage, int lane, D
 }
 
 // Byte k of a ue8m0 scale word as the float 2^(e - 127), for bytes 1..254 (the byte moved to the top, then
-// one bit down into the exponent field).
-template <int K>
-__device__ __forceinline__ float e8m0_ordinary(uint32_t word) {
-    return __uint_as_float(prmt(word, 0u, 0x0444u | (K << 12)) >> 1);
+// one bit down into the exponent field). k is a constant wherever it is called from an unrolled loop.
+__device__ __forceinline__ float e8m0_ordinary(uint32_t word, int k) {
+    return __uint_as_float(prmt(word, 0u, 0x0444u | (k << 12)) >> 1);
 }
 
 // FP4 chunk: each 32-channel block's products are scaled by the weight scales into part, each 128-channel
@@ -640,12 +639,8 @@ __device__ __forceinline__ void dec_compute_fp4(const DecRaw &r, int c, const ui
         mma_f16(tmp, e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<2>(u), e2m1_pair_f16x2<3>(v), e2m1_pair_f16x2<3>(u), x.z, x.w);
         float wa, wb;
         if constexpr (kOrdinary) {
-            switch (blk & 3) {  // resolved at compile time: the loop is unrolled
-                case 0: wa = e8m0_ordinary<0>(sga[blk >> 2]); wb = e8m0_ordinary<0>(sgb[blk >> 2]); break;
-                case 1: wa = e8m0_ordinary<1>(sga[blk >> 2]); wb = e8m0_ordinary<1>(sgb[blk >> 2]); break;
-                case 2: wa = e8m0_ordinary<2>(sga[blk >> 2]); wb = e8m0_ordinary<2>(sgb[blk >> 2]); break;
-                default: wa = e8m0_ordinary<3>(sga[blk >> 2]); wb = e8m0_ordinary<3>(sgb[blk >> 2]); break;
-            }
+            wa = e8m0_ordinary(sga[blk >> 2], blk & 3);
+            wb = e8m0_ordinary(sgb[blk >> 2], blk & 3);
         } else {
             wa = e8m0_decode((uint8_t) (sga[blk >> 2] >> (8 * (blk & 3))));
             wb = e8m0_decode((uint8_t) (sgb[blk >> 2] >> (8 * (blk & 3))));
@@ -818,6 +813,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
     __syncthreads();
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     for (int w = w_begin; w < w_end; w++) {
+        const int n0 = n0_of(w);
         for (int round = 0; round < rounds; round++) {
             fetch_next();
             if (stages == 4) cp_async_wait<3>(); else if (stages == 3) cp_async_wait<2>(); else cp_async_wait<1>();
@@ -826,7 +822,6 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
             if (c >= 0) {
                 DecRaw r;
                 dec_read<FMT>(ring + slot * kStageBytes, lane, r);
-                const int n0 = n0_of(w);
                 const uint32_t s8 = FMT == kFp8 && n0 < a.rows ? sc8[(n0 >> 7) * sblk + c] : 0u;
                 dec_compute<FMT>(r, c, xs, ldx, xsc, sblk, g, lt, s8, acc);
             }
@@ -834,7 +829,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
             if (++slot == stages) slot = 0;
         }
         if (kw == 1) {  // a warp alone owns its 16 features: store its fragments
-            const int nrows = t.r1 - t.r0, n = n0_of(w) + g;
+            const int nrows = t.r1 - t.r0, n = n0 + g;
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int col = 2 * lt + (i & 1), nn = n + (i >> 1) * 8;
@@ -868,7 +863,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
             __syncthreads();
         }
     }
-    cp_async_wait_all();  // only empty groups remain; nothing may land after the CTA's shared memory is reused
+    cp_async_wait<0>();  // only empty groups remain; nothing may land after the CTA's shared memory is reused
 }
 
 }  // namespace

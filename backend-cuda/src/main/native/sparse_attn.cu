@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
     for (int base = first, t = 0; base < len; base += kTile, t++) {
         const RowPtrs &cur = ring[t % kRing];
         uint8_t *tile_raw = raw + (t & 1) * kRawBytes;
-        cp_async_wait_one_pending();          // this tile's copies landed (the next tile's may still run)
+        cp_async_wait<1>();          // this tile's copies landed (the next tile's may still run)
         __syncthreads();                      // ... for every thread; previous tile's K no longer read
         dequant_tile(tile_raw, ks);
         uint32_t vmask = 0;                   // this lane's 16 columns (8 n-tiles x 2)
@@ -370,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
             pending = list_entry(list, len, base + 4 * kTile + threadIdx.x);
         }
     }
-    cp_async_wait_all();
+    cp_async_wait<0>();
     if (gridDim.z > 1) {                      // partial result of this split
 #pragma unroll
         for (int r = 0; r < 2; r++) {

@@ -149,11 +149,7 @@ final class ExactDraw {
      * reaches {@code top_p} of theirs starts.
      */
     int nucleusStart(int n, int first, double topP) {
-        double kept = 0;
-        for (int j = n - 1; j >= first; j--) {
-            kept += weightOf(order[j]);
-        }
-        double target = topP * kept;
+        double target = topP * keptWeight(n, first);
         double acc = 0;
         int j = n - 1;
         for (; j > first; j--) {
@@ -167,11 +163,7 @@ final class ExactDraw {
 
     /** The inverse CDF from the top of the sorted candidates {@code order[first..n)}. */
     int drawSorted(int n, int first, double r) {
-        double kept = 0;
-        for (int j = n - 1; j >= first; j--) {
-            kept += weightOf(order[j]);
-        }
-        double u = r * kept;
+        double u = r * keptWeight(n, first);
         double acc = 0;
         for (int j = n - 1; j >= first; j--) {
             acc += weightOf(order[j]);
@@ -180,5 +172,14 @@ final class ExactDraw {
             }
         }
         return (int) order[first];
+    }
+
+    /** The weight of the sorted candidates {@code order[first..n)}, summed from the top. */
+    private double keptWeight(int n, int first) {
+        double kept = 0;
+        for (int j = n - 1; j >= first; j--) {
+            kept += weightOf(order[j]);
+        }
+        return kept;
     }
 }
