@@ -158,7 +158,9 @@ class ConsoleBrowserTest extends BrowserTest {
         Browser b = browser();
         b.open("/admin/requests");
         int[] prompt = IntStream.range(0, 77).map(i -> 200 + i).toArray();
-        CompletableFuture<String> longRequest = CompletableFuture.supplyAsync(() -> complete(prompt, 1500));
+        // about the longest the fixture's 2,048-token context allows (76 s of scripted steps), so the clicks below come
+        // first even on a loaded host; the abort ends it
+        CompletableFuture<String> longRequest = CompletableFuture.supplyAsync(() -> complete(prompt, 1900));
 
         WebElement abort = waiting(20).until(d -> d.findElements(By.cssSelector("#live-rows button[data-abort]")).stream()
                 .findFirst().orElse(null));

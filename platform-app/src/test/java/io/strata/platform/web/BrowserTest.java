@@ -2,6 +2,7 @@ package io.strata.platform.web;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * subclass (it knows the server port and how far to log in) and closed after the class. A missing
  * Chromium fails the test rather than skipping it: the browser tests are part of the suite.
  */
+@ExtendWith(ThreadDumpOnFailure.class)
 public abstract class BrowserTest {
     protected static Browser browser;
 
