@@ -15,17 +15,40 @@ public final class RopeTables {
      * @return {@code positions.length * 2 * freqs.length} floats
      */
     public static float[] cosSin(float[] freqs, int[] positions) {
-        int n = freqs.length;
-        float[] out = new float[positions.length * 2 * n];
+        float[] out = new float[positions.length * 2 * freqs.length];
         for (int t = 0; t < positions.length; t++) {
-            float p = (float) positions[t];
-            int row = t * 2 * n;
-            for (int i = 0; i < n; i++) {
-                float angle = p * freqs[i];
-                out[row + i] = (float) Math.cos(angle);
-                out[row + n + i] = (float) Math.sin(angle);
+            row(freqs, positions[t], out, t);
+        }
+        return out;
+    }
+
+    /**
+     * The rows a compressor reads: for a token at {@code pos} that completes a compressed entry of {@code ratio}
+     * positions ({@code (pos + 1) % ratio == 0}), the row of the entry's first position {@code pos + 1 - ratio};
+     * every other row stays zero. The compressor kernels read a token's row only when it completes an entry, so
+     * the trigonometry of the rest (3 of 4 rows at ratio 4, 127 of 128 at ratio 128) is not done.
+     *
+     * @return {@code positions.length * 2 * freqs.length} floats
+     */
+    public static float[] cosSinAtEntries(float[] freqs, int[] positions, int ratio) {
+        float[] out = new float[positions.length * 2 * freqs.length];
+        for (int t = 0; t < positions.length; t++) {
+            int pos = positions[t];
+            if ((pos + 1) % ratio == 0) {
+                row(freqs, pos + 1 - ratio, out, t);
             }
         }
         return out;
+    }
+
+    private static void row(float[] freqs, int position, float[] out, int t) {
+        int n = freqs.length;
+        float p = (float) position;
+        int row = t * 2 * n;
+        for (int i = 0; i < n; i++) {
+            float angle = p * freqs[i];
+            out[row + i] = (float) Math.cos(angle);
+            out[row + n + i] = (float) Math.sin(angle);
+        }
     }
 }

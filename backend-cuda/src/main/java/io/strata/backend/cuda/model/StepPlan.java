@@ -7,6 +7,7 @@ import io.strata.kv.KindLayout;
 import io.strata.kv.KvLayout;
 import io.strata.kv.WindowRule;
 import io.strata.model.config.RopeConfig;
+import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 
@@ -23,7 +24,11 @@ import java.util.Map;
  * layer but the group its caches live in.
  */
 final class StepPlan {
-    /** Rows of a RoPE configuration: at each token's position, and at the first position of the entry it completes. */
+    /**
+     * Rows of a RoPE configuration: at each token's position ({@code query}), and, for a token that completes a
+     * compressed entry of ratio 4 or 128, at that entry's first position (zero rows for the other tokens, which the
+     * compressors do not read).
+     */
     record Rope(long query, long ratio4, long ratio128) {
     }
 
@@ -174,7 +179,7 @@ final class StepPlan {
     }
 
     /** Lays the arrays out 256-byte aligned and writes them into the host staging segment. */
-    private static final class Builder {
+    static final class Builder {
         final int tokens;
         final int chunks;
         final int[] logitRows;
@@ -264,19 +269,29 @@ final class StepPlan {
             for (int i = 0; i < ropes.size(); i++) {
                 float[] freqs = ropes.get(i).inverseFrequencies();
                 arrays.put("rope" + i + "q", RopeTables.cosSin(freqs, pos));
-                arrays.put("rope" + i + "c4", RopeTables.cosSin(freqs, shifted(pos, 3)));
-                arrays.put("rope" + i + "c128", RopeTables.cosSin(freqs, shifted(pos, 127)));
+                arrays.put("rope" + i + "c4", RopeTables.cosSinAtEntries(freqs, pos, 4));
+                arrays.put("rope" + i + "c128", RopeTables.cosSinAtEntries(freqs, pos, 128));
             }
         }
 
         /** Compressed kinds: every chunk's pages from virtual page 0, -1 where unmapped. */
         private int[] denseTable(List<SequenceChunk> cs, Capacity capacity, KvLayout layout, KindGroup g) {
-            int stride = capacity != null ? capacity.stride(layout, g) : widestTable(cs, g);
-            int[] table = new int[chunks * stride];
+            return denseTable(cs, chunks, g.id(), capacity != null ? capacity.stride(layout, g) : widestTable(cs, g));
+        }
+
+        /**
+         * Rows of {@code stride} virtual pages from 0 for {@code rows} chunks (those past {@code cs} all -1): entry
+         * {@code v} of a row is {@link SequenceChunk#page}{@code (group, v)}. Copied a block table at a time: at
+         * 128K positions and batch 256 the compressed kinds' tables hold about a million entries per step.
+         */
+        static int[] denseTable(List<SequenceChunk> cs, int rows, int group, int stride) {
+            int[] table = new int[rows * stride];
             java.util.Arrays.fill(table, -1);
             for (int s = 0; s < cs.size(); s++) {
-                for (int v = 0; v < stride; v++) {
-                    table[s * stride + v] = cs.get(s).page(g.id(), v);
+                BlockTable[] tables = cs.get(s).blockTables();
+                BlockTable t = group < tables.length ? tables[group] : null;
+                if (t != null && t.base() < stride) {
+                    System.arraycopy(t.pages(), 0, table, s * stride + t.base(), Math.min(t.end(), stride) - t.base());
                 }
             }
             return table;
@@ -320,14 +335,6 @@ final class StepPlan {
                 }
             }
             return stride;
-        }
-
-        private static int[] shifted(int[] pos, int by) {
-            int[] out = new int[pos.length];
-            for (int i = 0; i < pos.length; i++) {
-                out[i] = Math.max(0, pos[i] - by);
-            }
-            return out;
         }
 
         /** The SWA slot of every token: mapped ones are written; the chunk's last window must be mapped. */

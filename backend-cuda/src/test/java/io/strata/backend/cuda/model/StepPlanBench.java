@@ -1,0 +1,95 @@
+package io.strata.backend.cuda.model;
+
+import io.strata.backend.cpu.bench.PageAllocator;
+import io.strata.kv.KvLayout;
+import io.strata.kv.KvModelShape;
+import io.strata.kv.KvPrecision;
+import io.strata.model.config.LayerSpec;
+import io.strata.model.config.ModelConfig;
+import io.strata.model.config.ReferenceModel;
+import io.strata.model.config.RopeConfig;
+import io.strata.spi.exec.BlockTable;
+import io.strata.spi.exec.SequenceChunk;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The host's share of a decode step without a GPU: building a {@link StepPlan}'s arrays for the real
+ * V4-Flash layout (43 layers) and writing them into a host segment, at a graph's fixed shape and eagerly.
+ * <pre>
+ * java -cp ... io.strata.backend.cuda.model.StepPlanBench [contexts=8192,131072] [batches=64,256] [steps=40]
+ * </pre>
+ */
+public final class StepPlanBench {
+    private StepPlanBench() {
+    }
+
+    public static void main(String[] args) {
+        int[] contexts = {8192, 131072};
+        int[] batches = {64, 256};
+        int steps = 40;
+        for (String a : args) {
+            String[] kv = a.split("=", 2);
+            switch (kv[0]) {
+                case "contexts" -> contexts = Arrays.stream(kv[1].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "batches" -> batches = Arrays.stream(kv[1].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "steps" -> steps = Integer.parseInt(kv[1]);
+                default -> throw new IllegalArgumentException("unknown argument " + a);
+            }
+        }
+        ModelConfig config = ReferenceModel.V4_FLASH.config();
+        KvLayout layout = KvLayout.of(KvModelShape.of("flash", config), KvPrecision.DEFAULT);
+        List<RopeConfig> ropes = new ArrayList<>();
+        for (LayerSpec spec : config.schedule().layers()) {
+            if (!spec.mtp() && !ropes.contains(spec.rope())) {
+                ropes.add(spec.rope());
+            }
+        }
+        System.out.printf("V4-Flash: %d kind groups, %d RoPE configurations%n", layout.groups().size(), ropes.size());
+        System.out.println("| context | batch | shape | plan MB | build ms (min / median / max) |");
+        System.out.println("|---|---|---|---|---|");
+        try (Arena arena = Arena.ofConfined()) {
+            for (int context : contexts) {
+                for (int batch : batches) {
+                    var pages = PageAllocator.pagesNeeded(layout, context, batch, context - steps - 600);
+                    PageAllocator alloc = new PageAllocator(layout, pages);
+                    List<BlockTable[]> tables = new ArrayList<>();
+                    for (int r = 0; r < batch; r++) {
+                        tables.add(BlockTable.fromZero(alloc.tables(context, context - steps - 600)));
+                    }
+                    for (StepPlan.Capacity shape : new StepPlan.Capacity[] {new StepPlan.Capacity(batch, context), null}) {
+                        double[] ms = new double[steps];
+                        long bytes = 0;
+                        MemorySegment seg = null;
+                        for (int s = 0; s < steps; s++) {
+                            int position = context - steps + s - 1;
+                            List<SequenceChunk> chunks = new ArrayList<>(batch);
+                            for (int r = 0; r < batch; r++) {
+                                chunks.add(new SequenceChunk(r, new int[] {7 + r}, position, tables.get(r), 0, 0, new int[] {0}));
+                            }
+                            long t0 = System.nanoTime();
+                            StepPlan.Builder b = new StepPlan.Builder(chunks, shape, layout, ropes, config.vocabSize(),
+                                config.attention().slidingWindow());
+                            bytes = b.layout();
+                            if (seg == null || seg.byteSize() < bytes) {
+                                seg = arena.allocate(bytes, 256);
+                            }
+                            b.write(seg);
+                            ms[s] = (System.nanoTime() - t0) / 1e6;
+                        }
+                        // the first half warms the JIT up
+                        double[] timed = Arrays.copyOfRange(ms, steps / 2, steps);
+                        Arrays.sort(timed);
+                        System.out.printf("| %dK | %d | %s | %.2f | %.2f / %.2f / %.2f |%n", context / 1024, batch,
+                            shape == null ? "eager" : "graph", bytes / 1e6, timed[0], timed[timed.length / 2],
+                            timed[timed.length - 1]);
+                    }
+                }
+            }
+        }
+    }
+}
