@@ -282,7 +282,7 @@ final class StepPlan {
         /**
          * Rows of {@code stride} virtual pages from 0 for {@code rows} chunks (those past {@code cs} all -1): entry
          * {@code v} of a row is {@link SequenceChunk#page}{@code (group, v)}. Copied a block table at a time: at
-         * 128K positions and batch 256 the compressed kinds' tables hold about a million entries per step.
+         * 128K positions and batch 256 the compressed kinds' tables hold about half a million entries per step.
          */
         static int[] denseTable(List<SequenceChunk> cs, int rows, int group, int stride) {
             int[] table = new int[rows * stride];
