@@ -257,7 +257,8 @@ final class StepPlan {
             tableStrides = new int[layout.groups().size()];
             for (KindGroup g : layout.groups()) {
                 KindLayout k = layout.kindOf(g);
-                int[] table = k.window() != null ? windowTable(cs, capacity, k, g) : denseTable(cs, capacity, layout, g);
+                int[] table = k.window() != null ? windowTable(cs, capacity, k, g)
+                    : denseTable(cs, chunks, g.id(), capacity != null ? capacity.stride(layout, g) : widestTable(cs, g));
                 tableStrides[g.id()] = table.length / chunks;
                 arrays.put("table" + g.id(), table);
                 if (g.kind() == CacheKind.SWA_KV || g.kind().compressed()) {
@@ -274,13 +275,9 @@ final class StepPlan {
             }
         }
 
-        /** Compressed kinds: every chunk's pages from virtual page 0, -1 where unmapped. */
-        private int[] denseTable(List<SequenceChunk> cs, Capacity capacity, KvLayout layout, KindGroup g) {
-            return denseTable(cs, chunks, g.id(), capacity != null ? capacity.stride(layout, g) : widestTable(cs, g));
-        }
-
         /**
-         * Rows of {@code stride} virtual pages from 0 for {@code rows} chunks (those past {@code cs} all -1): entry
+         * Compressed kinds: rows of {@code stride} virtual pages from 0 for {@code rows} chunks (those past
+         * {@code cs} all -1): entry
          * {@code v} of a row is {@link SequenceChunk#page}{@code (group, v)}. Copied a block table at a time: at
          * 128K positions and batch 256 the compressed kinds' tables hold about half a million entries per step.
          */

@@ -235,11 +235,11 @@ public final class ModelDecodeBench {
     }
 
     /** First position whose window pages a request decoding the last {@code steps} (+ warm-up) positions keeps. */
-    private static int windowFrom(int context, int steps) {
+    static int windowFrom(int context, int steps) {
         return context - steps - WARMUP - WINDOW_MARGIN;
     }
 
-    private static List<BlockTable[]> tables(PageAllocator pages, int batch, int context, int steps) {
+    static List<BlockTable[]> tables(PageAllocator pages, int batch, int context, int steps) {
         List<BlockTable[]> tables = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
             tables.add(BlockTable.fromZero(pages.tables(context, windowFrom(context, steps))));
@@ -247,7 +247,7 @@ public final class ModelDecodeBench {
         return tables;
     }
 
-    private static StepBatch step(List<BlockTable[]> tables, int batch, int position, int vocab, SplittableRandom rnd) {
+    static StepBatch step(List<BlockTable[]> tables, int batch, int position, int vocab, SplittableRandom rnd) {
         List<SequenceChunk> chunks = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
             chunks.add(new SequenceChunk(r, new int[] {rnd.nextInt(2, vocab)}, position, tables.get(r), 0, 0,

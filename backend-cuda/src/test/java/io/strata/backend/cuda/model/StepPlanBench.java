@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 
 /**
  * The host's share of a decode step without a GPU: building a {@link StepPlan}'s arrays for the real
@@ -55,22 +56,18 @@ public final class StepPlanBench {
         try (Arena arena = Arena.ofConfined()) {
             for (int context : contexts) {
                 for (int batch : batches) {
-                    var pages = PageAllocator.pagesNeeded(layout, context, batch, context - steps - 600);
-                    PageAllocator alloc = new PageAllocator(layout, pages);
-                    List<BlockTable[]> tables = new ArrayList<>();
-                    for (int r = 0; r < batch; r++) {
-                        tables.add(BlockTable.fromZero(alloc.tables(context, context - steps - 600)));
-                    }
+                    // the decode benchmark's requests: compressed kinds mapped from 0, window kinds their last window
+                    PageAllocator alloc = new PageAllocator(layout,
+                        PageAllocator.pagesNeeded(layout, context, batch, ModelDecodeBench.windowFrom(context, steps)));
+                    List<BlockTable[]> tables = ModelDecodeBench.tables(alloc, batch, context, steps);
+                    SplittableRandom rnd = new SplittableRandom(1);
                     for (StepPlan.Capacity shape : new StepPlan.Capacity[] {new StepPlan.Capacity(batch, context), null}) {
                         double[] ms = new double[steps];
                         long bytes = 0;
                         MemorySegment seg = null;
                         for (int s = 0; s < steps; s++) {
-                            int position = context - steps + s - 1;
-                            List<SequenceChunk> chunks = new ArrayList<>(batch);
-                            for (int r = 0; r < batch; r++) {
-                                chunks.add(new SequenceChunk(r, new int[] {7 + r}, position, tables.get(r), 0, 0, new int[] {0}));
-                            }
+                            List<SequenceChunk> chunks = ModelDecodeBench.step(tables, batch, context - steps + s - 1,
+                                config.vocabSize(), rnd).chunks();
                             long t0 = System.nanoTime();
                             StepPlan.Builder b = new StepPlan.Builder(chunks, shape, layout, ropes, config.vocabSize(),
                                 config.attention().slidingWindow());
