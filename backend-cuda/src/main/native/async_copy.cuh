@@ -1,5 +1,5 @@
-// Asynchronous global -> shared copies (cp.async) and shared-memory fragment loads (ldmatrix), shared by
-// the kernels that stream tiles through shared memory (sparse attention, the decode GEMM).
+// Asynchronous global -> shared copies (cp.async), shared-memory fragment loads (ldmatrix) and the tensor-core
+// MMA they feed, shared by the kernels that stream tiles through shared memory (sparse attention, the GEMMs).
 #pragma once
 #include <cstdint>
 
@@ -37,6 +37,36 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t &r0, uint32_t &r1, ui
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                  : "r"(smem_addr(p)));
+}
+
+// d += a (16 x 16, row-major) * b (16 x 8, k-major) on the tensor cores, fp32 accumulators; In: bf16 or f16
+// inputs, two to a register.
+template <bool kBf16In>
+__device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                          uint32_t b0, uint32_t b1) {
+    if constexpr (kBf16In) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    } else {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                         uint32_t b0, uint32_t b1) {
+    mma_16816<true>(d, a0, a1, a2, a3, b0, b1);
+}
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                        uint32_t b0, uint32_t b1) {
+    mma_16816<false>(d, a0, a1, a2, a3, b0, b1);
 }
 
 }  // namespace strata

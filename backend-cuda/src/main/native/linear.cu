@@ -72,25 +72,17 @@ __device__ __forceinline__ size_t row_bytes(int fmt, int cols) {
     }
 }
 
-// Weights n, k..k+7 (k % 8 == 0, so one FP8 128-block and one FP4 32-block) of the matrix at w / s, raw (BF16:
-// the 16 bytes; FP8: 8 bytes in .x/.y; FP4: 4 bytes in .x) with their scale byte, so a caller can issue the
-// loads now and decode them later (w8_to_bf16). F32 weights never come here (the SIMT kernel takes them).
+// The ue8m0 scale byte of weight (n, k): FP8 one per 128 x 128 block (sblocks = ceil(cols / 128) per block
+// row, computed once by the caller), FP4 one per row and 32 inputs.
 template <int FMT>
-__device__ __forceinline__ void load_w8_raw(const uint8_t *w, const uint8_t *s, int n, int k, int cols, uint4 &raw,
-                                            uint8_t &scale) {
-    if constexpr (FMT == kBf16) {
-        raw = __ldg(reinterpret_cast<const uint4 *>(w + ((size_t) n * cols + k) * 2));
-    } else if constexpr (FMT == kFp8) {
-        uint2 v = __ldg(reinterpret_cast<const uint2 *>(w + (size_t) n * cols + k));
-        raw = make_uint4(v.x, v.y, 0, 0);
-        scale = __ldg(s + (size_t) (n >> 7) * ((cols + 127) >> 7) + (k >> 7));
-    } else {
-        raw = make_uint4(__ldg(reinterpret_cast<const uint32_t *>(w + ((size_t) n * cols + k) / 2)), 0, 0, 0);
-        scale = __ldg(s + (size_t) n * (cols / 32) + (k >> 5));
-    }
+__device__ __forceinline__ uint8_t scale_byte(const uint8_t *s, int n, int k, int cols, int sblocks) {
+    if constexpr (FMT == kFp8) return __ldg(s + (size_t) (n >> 7) * sblocks + (k >> 7));
+    else return __ldg(s + (size_t) n * (cols / 32) + (k >> 5));
 }
 
-// Eight weights from load_w8_raw as bf16 (exact: every dequantized weight is a bf16 number).
+// Eight weights n, k..k+7 (k % 8 == 0, so one FP8 128-block and one FP4 32-block) as bf16, from their raw
+// bytes (BF16: the 16 bytes; FP8: 8 bytes in .x/.y; FP4: 4 bytes in .x) and scale byte (exact: every
+// dequantized weight is a bf16 number). F32 weights never come here (the SIMT kernel takes them).
 template <int FMT>
 __device__ __forceinline__ uint4 w8_to_bf16(uint4 raw, uint8_t scale) {
     if constexpr (FMT == kBf16) {
@@ -274,10 +266,10 @@ __device__ __forceinline__ void load_chunk(const GemmArgs &a, const Tile &t, int
     if (n >= a.rows || k >= a.cols) return;
     if constexpr (FMT == kFp8) {
         w = __ldg(reinterpret_cast<const uint4 *>(t.w + (size_t) n * a.cols + k));
-        sc = e8m0_decode(__ldg(t.s + (size_t) (n >> 7) * sblocks + (k >> 7)));
+        sc = e8m0_decode(scale_byte<FMT>(t.s, n, k, a.cols, sblocks));
     } else if constexpr (FMT == kFp4) {
         w = __ldg(reinterpret_cast<const uint4 *>(t.w + ((size_t) n * a.cols + k) / 2));
-        sc = e8m0_decode(__ldg(t.s + (size_t) n * (a.cols / 32) + (k >> 5)));
+        sc = e8m0_decode(scale_byte<FMT>(t.s, n, k, a.cols, sblocks));
     } else {
         w = __ldg(reinterpret_cast<const uint4 *>(t.w + ((size_t) n * a.cols + k) * (FMT == kBf16 ? 2 : 4)));
     }
@@ -411,16 +403,6 @@ template <int FMT> __host__ __device__ constexpr int mma_smem() {
     return tiles > kEpiBytes ? tiles : kEpiBytes;
 }
 
-// d += a (16 x 16, row-major) * b (16 x 8, k-major), bf16 inputs, fp32 accumulators
-__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
 // K is split over the `splits` CTAs of a thread-block cluster (blockIdx.x = feature block * splits + rank)
 // when the feature blocks alone would leave SMs idle (decode batches: a 64-row tile of a 1024-row matrix is
 // 8 CTAs). Each CTA stages its fp32 partial tile in shared memory; after a cluster barrier every CTA sums
@@ -440,6 +422,7 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
     const int steps = k_hi > k_lo ? (k_hi - k_lo + kBK - 1) / kBK : 0;
     __nv_bfloat16 *Bdec = reinterpret_cast<__nv_bfloat16 *>(smem + S * kStage);
     const size_t wrow = row_bytes(FMT, a.cols);
+    const int sblocks = (a.cols + 127) >> 7;
 
     // Each thread copies 2 activation chunks of 8 elements per step (8 threads per 64-wide row) and 4 (BF16),
     // 2 (FP8) or 1 (FP4) 16-byte weight chunks; the rows it copies are the same every step.
@@ -519,11 +502,10 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
                     const uint2 v = *reinterpret_cast<const uint2 *>(raw + kv);
                     w.x = v.x;
                     w.y = v.y;
-                    if (n < a.rows && k < k_hi) sc = __ldg(t.s + (size_t) (n >> 7) * ((a.cols + 127) >> 7) + (k >> 7));
                 } else {
                     w.x = *reinterpret_cast<const uint32_t *>(raw + kv / 2);
-                    if (n < a.rows && k < k_hi) sc = __ldg(t.s + (size_t) n * (a.cols / 32) + (k >> 5));
                 }
+                if (n < a.rows && k < k_hi) sc = scale_byte<FMT>(t.s, n, k, a.cols, sblocks);
                 *reinterpret_cast<uint4 *>(Bdec + row * kLds + kv) = w8_to_bf16<FMT>(w, sc);
             }
             __syncthreads();
@@ -638,15 +620,6 @@ struct DecRaw {
     uint32_t w[16];
     uint2 sg, sg8;
 };
-
-__device__ __forceinline__ void mma_f16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                        uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
 
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
     __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q & 0xffffu), __NV_E4M3);
@@ -987,6 +960,11 @@ DecodeGemm decode_gemm_mode() {
 
 namespace {
 
+// Whether every weight row (and expert) starts 16-byte aligned, as the kernels' 16-byte weight copies need.
+bool weights_aligned16(const GemmArgs &a) {
+    return (reinterpret_cast<uintptr_t>(a.w) & 15) == 0 && (a.offsets == nullptr || (a.w_stride & 15) == 0);
+}
+
 // Whether the tensor-core decode kernel takes this GEMM. It needs FP8 (cols % 128) or FP4 (cols % 256)
 // weights and at most kDecRows rows per tile. In auto mode it also needs the shape where it measured faster
 // than the SIMT kernel (docs/benchmarks.md): at one to a few rows the SIMT kernel keeps more bytes in flight
@@ -995,7 +973,7 @@ bool dec_fits(const GemmArgs &a) {
     const DecodeGemm mode = decode_gemm_mode();
     if (mode == DecodeGemm::kSimt) return false;
     // 16-byte copies of every feature's chunk (and 8-byte copies of FP4 scale rows)
-    if ((reinterpret_cast<uintptr_t>(a.w) & 15) != 0 || (a.offsets != nullptr && (a.w_stride & 15) != 0)) return false;
+    if (!weights_aligned16(a)) return false;
     if (a.fmt == kFp8) {
         if (a.cols % 128 != 0) return false;
     } else if (a.fmt == kFp4) {
@@ -1122,8 +1100,7 @@ cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t st) {
     if (a.fmt == kBf16 && a.offsets == nullptr && a.m >= kGemvRows && a.rows >= kMmaBf16MinFeatures) small = false;
     if (a.fmt == kF32) return launch_skinny_rows<kF32>(a, st);
     // the tensor-core kernel copies 16-byte chunks of weight rows (the formats' row sizes are multiples of 16)
-    const bool aligned = (reinterpret_cast<uintptr_t>(a.w) & 15) == 0 && (a.offsets == nullptr || (a.w_stride & 15) == 0);
-    if (!small && !aligned) {
+    if (!small && !weights_aligned16(a)) {
         if (a.offsets != nullptr) return cudaErrorInvalidValue;
         small = true;
     }
