@@ -109,6 +109,12 @@ def timed(calls, reps=5):
     return ts[len(ts) // 2]
 
 
+def workspace_bytes(m, inp):
+    """LinearKernels.workspaceBytes: the FP8 round trip, or the f16 staging of x and its scales per 128."""
+    align = lambda b: (b + 255) // 256 * 256
+    return max(256, align(2 * m * inp) + align(4 * ((m + 3) // 4 * 4) * math.ceil(inp / 128)))
+
+
 def check(rc, what):
     if rc != 0:
         raise RuntimeError(f"{what}: CUDA error {rc}")
@@ -123,7 +129,7 @@ def plain(lib, name, fmt, rows, cols, m, groups=1):
     if fmt in (FP8, FP4) and not quant:  # as the engine hands wo_a its input: round-tripped per 128 already
         x = fp8_round_trip(x)
     y = torch.empty(m, rows * groups, dtype=torch.bfloat16, device=dev)
-    ws = torch.empty(max(256, m * cols * 2), dtype=torch.uint8, device=dev)
+    ws = torch.empty(workspace_bytes(m, cols * groups), dtype=torch.uint8, device=dev)
     # the float64 reference first, from the inputs as created: every row against the products of the
     # dequantized weights and the (FP8-round-tripped) activations
     wd = dequant(fmt, w[0], s[0], rows * groups, cols)
@@ -214,6 +220,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--tiles", default="", help="also time the w1 experts GEMM with these tile rows")
     ap.add_argument("--expert-pads", default="", help="also time the w1 experts GEMM with these byte gaps between experts")
+    ap.add_argument("--plain-only", action="store_true", help="only the plain GEMMs (no routed experts)")
     a = ap.parse_args()
     lib = load(a.lib)
     bw = copy_bandwidth()
@@ -232,6 +239,8 @@ def main():
             lambda: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m),
             lambda: experts(lib, "experts w2 (fp4)", FP4, DIM, INTER, m),
         ]
+        if a.plain_only:
+            cases = cases[:8]
         if a.tiles:
             for tile in [int(t) for t in a.tiles.split(",")]:
                 cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))

@@ -3,13 +3,17 @@
 // FP8/FP4 layers first FP8-round-trip the activation per token and 128 channels (ActivationQuant), the
 // products are exact, accumulation is fp32, the output is bf16 (round to nearest even) or fp32.
 //
-// Three kernels, all dequantizing the weight as they stream it (no up-converted copy is ever stored):
+// Four kernels, all dequantizing the weight as they stream it (no up-converted copy is ever stored):
 //  * skinny: up to 8 activation rows per CTA, SIMT fp32 FMAs, a few CTAs per SM streaming the weights at
 //    memory bandwidth. For decode batches and expert tiles of few rows, and for F32 weights at any batch.
 //  * dec: FP8/FP4 weights times up to 8 activation rows on tensor cores (mma.sync, f16 in, fp32 out), a warp
 //    per 16 features; for decode shapes where it measured faster than skinny (launch_gemm).
 //  * mma: 64x128 output tile per CTA, bf16 mma.sync with fp32 accumulators; the weight tile is dequantized to
-//    bf16 in shared memory (exact, see gemm.cuh). Weights are read once per 64 activation rows.
+//    bf16 in shared memory (exact, see gemm.cuh). Weights are read once per 64 activation rows. BF16 and FP4
+//    weights and FP8 expert tiles from 17 rows on (prefill).
+//  * mma_fp8: the same tile for plain FP8 GEMMs of more than 16 rows (decode batches, prefill) on Hopper:
+//    warpgroup MMAs (wgmma, f16 in, fp32 out) on the raw weight bytes, over activations staged once per GEMM
+//    as f16 (k_stage_f16).
 #include <cooperative_groups.h>
 #include <cstdlib>
 #include <cstring>
@@ -53,6 +57,12 @@ __device__ __forceinline__ void fp8x4_to_float(uint32_t q, float *f) {
         f[2 * j] = p.x;
         f[2 * j + 1] = p.y;
     }
+}
+
+// The low two e4m3 bytes of q as an f16 pair (exact: one hardware conversion).
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
+    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q & 0xffffu), __NV_E4M3);
+    return (uint32_t) h.x | ((uint32_t) h.y << 16);
 }
 
 // Values that are exactly bf16 (every dequantized weight): truncation is exact.
@@ -386,13 +396,81 @@ constexpr int kEpiLd = 36;                                           // fp32 sta
 constexpr int kEpiBytes = 8 * 32 * kEpiLd * 4;
 constexpr int kMmaAStage = kBM * kLds * 2;                           // a step's activations, bf16, padded rows
 
+// The CTA's 64 x 128 fp32 tile, staged in shared memory as eight sub-tiles of 32 rows x 32 features (sub-tile
+// w: rows (w >> 2) * 32, features (w & 3) * 32, at w * 32 * kEpiLd, row stride kEpiLd), to y. Unsplit, warp w
+// stores sub-tile w. K split over a cluster: every CTA stages its partial tile, and after a cluster barrier sums
+// a share of it over the cluster's CTAs in rank order through distributed shared memory, so the result does
+// not depend on scheduling and no global scratch is needed.
+__device__ __forceinline__ void store_staged_tile(const GemmArgs &a, const Tile &t, unsigned char *smem, int n0,
+                                                  int splits, int rank) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int wm = (warp >> 2) * 32, wn = (warp & 3) * 32;
+    __syncthreads();  // the whole tile is staged
+    const float *C = reinterpret_cast<const float *>(smem) + warp * 32 * kEpiLd;
+    if (splits == 1) {
+        const int n = n0 + wn + lane;
+        if (n >= a.rows) return;
+        for (int r = 0; r < 32; r++) {
+            int row = t.r0 + wm + r;
+            if (row >= t.r1) break;
+            store_y(a, row, t.ycol + n, C[r * kEpiLd + lane]);
+        }
+        return;
+    }
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every CTA's partial tile is staged
+    // this CTA sums warps' sub-tiles w = rank, rank + splits, ... (splits divides 8): every remote load of a
+    // value is issued before the first is added (a load waited for in turn cost microseconds per CTA)
+    for (int w = rank; w < 8; w += splits) {
+        const int wm2 = (w >> 2) * 32, wn2 = (w & 3) * 32;
+        const int n = n0 + wn2 + lane;
+        float part[4][8];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {  // rows warp + 8i of the sub-tile
+            const int r = warp + 8 * i, off = w * 32 * kEpiLd + r * kEpiLd + lane;
+            const bool ok = t.r0 + wm2 + r < t.r1 && n < a.rows;
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                part[i][q] = ok && q < splits ? cluster.map_shared_rank(reinterpret_cast<float *>(smem), q)[off] : 0.f;
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int row = t.r0 + wm2 + warp + 8 * i;
+            if (row >= t.r1 || n >= a.rows) continue;
+            float sum = 0.f;
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                if (q < splits) sum += part[i][q];
+            store_y(a, row, t.ycol + n, sum);
+        }
+    }
+    cluster.sync();  // no CTA leaves while another still reads its shared memory
+}
+
+// k_mma's accumulators (a warp's 32 x 32: two 16-row MMA tiles times four 8-feature tiles) to y.
+__device__ __forceinline__ void store_tile(const GemmArgs &a, const Tile &t, const float (&acc)[2][4][4],
+                                           unsigned char *smem, int n0, int splits, int rank) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, lt = lane & 3;
+    cp_async_wait<0>();
+    __syncthreads();  // the staging area overlaps the stages
+    float *C = reinterpret_cast<float *>(smem) + warp * 32 * kEpiLd;
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float *c = C + (16 * i + g) * kEpiLd + 8 * j + 2 * lt;
+            *reinterpret_cast<float2 *>(c) = make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2 *>(c + 8 * kEpiLd) = make_float2(acc[i][j][2], acc[i][j][3]);
+        }
+    store_staged_tile(a, t, smem, n0, splits, rank);
+}
+
 // The K steps stream through a ring of shared-memory stages filled by cp.async (activations and the raw
 // weight bytes), several steps ahead of the one multiplied; fragments come back by ldmatrix into mma.sync
 // (WMMA's fragment loads had compiled to generic 4-byte loads). FP8/FP4 weights are dequantized from their
 // stage into one bf16 tile per step; bf16 weights are multiplied straight from their (padded) stage. FP8
-// keeps three stages so three CTAs fit an SM. At 64 rows the kernel still reads its weights at about 17% of
-// the copy bandwidth: ncu shows it bound by the latency of its ~550 instructions per warp and step (issue
-// slots 43% busy, a few warps per scheduler), not by memory (docs/benchmarks.md).
+// keeps three stages so three CTAs fit an SM. The dequantization costs most of the kernel's ~550 instructions
+// per warp and step, which bound it (ncu, docs/benchmarks.md): plain FP8 GEMMs take k_mma_fp8 instead.
 template <int FMT> struct Mma;
 template <> struct Mma<kBf16> { static constexpr int kRowBytes = kLds * 2, kStages = 3; };
 template <> struct Mma<kFp8> { static constexpr int kRowBytes = kBK, kStages = 3; };  // 3 CTAs per SM
@@ -405,9 +483,7 @@ template <int FMT> __host__ __device__ constexpr int mma_smem() {
 
 // K is split over the `splits` CTAs of a thread-block cluster (blockIdx.x = feature block * splits + rank)
 // when the feature blocks alone would leave SMs idle (decode batches: a 64-row tile of a 1024-row matrix is
-// 8 CTAs). Each CTA stages its fp32 partial tile in shared memory; after a cluster barrier every CTA sums
-// a share of the tile over the cluster's CTAs in rank order through distributed shared memory, so the
-// result does not depend on scheduling and no global scratch is needed.
+// 8 CTAs); store_tile sums the partial tiles.
 template <int FMT>
 __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
     constexpr int S = Mma<FMT>::kStages, kStage = mma_stage_bytes<FMT>();
@@ -526,50 +602,237 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
                              bfr[j >> 1][2 * (j & 1) + 1]);
         }
     }
+    store_tile(a, t, acc, smem, n0, splits, rank);
+}
+
+// ---- FP8 weights, more than 16 rows: warpgroup MMAs on the raw weight bytes ------------------------------
+// At 64 rows the tensor cores, not memory, set the pace of an FP8 GEMM (128 multiply-adds per weight byte), and
+// k_mma spends ~550 instructions per warp and K step dequantizing each weight into a bf16 tile. Here Hopper's
+// warpgroup MMA (wgmma, m64n64k16, f16 in, fp32 accumulators) takes the weights as its A operand from
+// registers: a warp turns its 16 features' raw bytes (ldmatrix from the stage) into f16 pairs with one hardware
+// e4m3x2 -> f16x2 conversion each, and one instruction per warpgroup multiplies them with all 64 activation
+// rows, which it reads from the stage through a shared-memory descriptor. The activations come staged once
+// per GEMM by k_stage_f16 (below): per row and 128 channels f16 quotients of a power of two, exact as the
+// decode kernel's staging is, so the products are the CPU backend's; each 128-channel block's partial sums
+// are multiplied in fp32 by the weight scale times the row's power of two (both powers of two: exact), and
+// only the summation order differs.
+//
+// Which channel an MMA's k is is free as long as both operands agree: of a k step's 16 channels, lane (g, t)
+// holds weight bytes 4t..4t+3 of its features (one ldmatrix word), the low pair as k = 2t, 2t + 1 and the high
+// pair as k = 2t + 8, 2t + 9; k_stage_f16 stores each 16 channels of a row in the order 0 1 4 5 8 9 12 13 2 3
+// 6 7 10 11 14 15, so the activation operand's k are the same channels. The activation stage is the MMA's
+// 128-byte swizzled K-major layout (a row's 64 channels in 128 bytes, its 16-byte chunk c at c ^ (row % 8)):
+// an unswizzled layout measured 2.5 times the ideal shared-memory wavefronts. Each stage also carries the
+// 128-channel block's row scales (copied with a block's second step) and the CTA keeps its weight scale row in
+// shared memory: loading them from global memory where they were used cost 10% of the kernel's time.
+// The CTA's tile (64 rows x 128 features: two warpgroups of 64 features), the K ring and the cluster's K split
+// as in k_mma, the splits cutting K at 128-channel blocks.
+constexpr int kW8Row = kBK + 16;  // a weight stage row: 64 bytes + 16, so ldmatrix's 8 rows fall on distinct banks
+constexpr int kW8Stages = 4;
+constexpr int kW8AStage = kBM * kBK * 2;             // a step's activations: 64 rows x 64 channels, f16, swizzled
+constexpr int kW8XsOff = kW8AStage + kBN * kW8Row;   // then the 64 rows' scales of the step's 128-channel block
+constexpr int kW8Stage = (kW8XsOff + kBM * 4 + 1023) / 1024 * 1024;  // stages 1024-byte aligned (the swizzle atom)
+constexpr int kW8WsOff = kW8Stages * kW8Stage;       // the CTA's weight scale row, up to kW8MaxBlocks bytes
+constexpr int kW8MaxBlocks = 256;                    // 128-channel blocks of K (K <= 32768)
+constexpr int kW8Smem = 1024 + (kW8WsOff + kW8MaxBlocks > kEpiBytes ? kW8WsOff + kW8MaxBlocks : kEpiBytes);
+
+// Descriptor of a K-major operand in the 128-byte swizzled layout: 8-row groups 1024 bytes apart (the stride
+// dimension's byte offset, in 16-byte units); the leading dimension's offset is unused for this layout.
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(const void *p) {
+    return (uint64_t) ((smem_addr(p) >> 4) & 0x3fff) | ((uint64_t) 1 << 16) | ((uint64_t) (1024 >> 4) << 32)
+           | ((uint64_t) 1 << 62);
+}
+
+// wgmma exists in the sm_90a code only; the compute_90 PTX (for later chips) keeps empty stand-ins, and the host
+// launches k_mma_fp8 on compute capability 9.0 alone (mma_fp8_fits).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define STRATA_WGMMA(...) asm volatile(__VA_ARGS__)
+#else
+#define STRATA_WGMMA(...) do { } while (0)
+#endif
+
+// d[64 features x 64 rows of this warpgroup] += A (registers: this warp's 16 features x 16 k, as mma.sync's A
+// fragment) * B (64 rows x 16 k from shared memory, K-major). d[4j + e]: feature g + 8 (e >> 1), row 8j + 2t + (e & 1).
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                                uint64_t b) {
+    STRATA_WGMMA(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "{%32,%33,%34,%35}, %36, 1, 1, 1, 0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b));
+}
+
+// Pins a register's value at this point of the instruction stream (asm volatile statements keep their order):
+// the accumulators and A fragments are written before wgmma_fence and read after wgmma_wait_all.
+__device__ __forceinline__ void pin(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void pin(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+
+__device__ __forceinline__ void wgmma_fence() { STRATA_WGMMA("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { STRATA_WGMMA("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+
+// xq: the staged rows (f16 [m][groups * cols]); xs: their powers of two, block-major (fp32 [groups * cols / 128]
+// [ldxs], ldxs = m rounded up to 4).
+__global__ void __launch_bounds__(256, 2) k_mma_fp8(GemmArgs a, const __half *xq, const float *xs, int ldxs, int splits) {
+    constexpr int S = kW8Stages;
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    const Tile t = resolve_tile(a, blockIdx.y, kBM, blockIdx.z);
+    if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int rank = blockIdx.x % splits;
+    const int n0 = (blockIdx.x / splits) * kBN;
+    const int ldq = a.groups * a.cols;
+    const int kchunk = ((a.cols + splits * 128 - 1) / (splits * 128)) * 128;
+    const int k_lo = rank * kchunk, k_hi = min(a.cols, k_lo + kchunk);
+    const int steps = k_hi > k_lo ? (k_hi - k_lo) / kBK : 0;  // even: cols % 128 == 0
+
+    // the weight scale row, visible after the loop's first barrier
+    uint8_t *wsS = smem + kW8WsOff;
+    for (int i = tid; i < a.cols / 128; i += 256) wsS[i] = __ldg(t.s + (size_t) (n0 >> 7) * (a.cols / 128) + i);
+
+    // per thread and step: 2 activation chunks (8 per 64-channel row) and 2 weight chunks (4 per row); threads
+    // 0..15 also copy a block's row scales (4 rows each) with its second step
+    const __half *arow[2];
+    const uint8_t *brow[2];
+    int adst[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int rr = (tid + i * 256) >> 3, r = t.r0 + rr, n = n0 + ((tid + i * 256) >> 2);
+        arow[i] = r < t.r1 ? xq + (size_t) r * ldq + t.xcol : nullptr;
+        brow[i] = n < a.rows ? t.w + (size_t) n * a.cols : nullptr;
+        adst[i] = rr * 128 + (((tid & 7) ^ (rr & 7)) * 16);
+    }
+    const int ka = (tid & 7) * 8, kw = (tid & 3) * 16;
+    const int xs_rows = tid < 16 ? max(0, min(4, t.r1 - (t.r0 + 4 * tid))) : 0;
+    const float *xs_src = xs + (size_t) (t.xcol / 128) * ldxs + t.r0 + 4 * tid;
+    auto issue = [&](int step) {
+        unsigned char *st = smem + (step % S) * kW8Stage;
+        const int k0 = k_lo + step * kBK;
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            cp_async16(st + adst[i], arow[i] ? arow[i] + k0 + ka : xq, arow[i] != nullptr);
+            cp_async16(st + kW8AStage + ((tid + i * 256) >> 2) * kW8Row + kw, brow[i] ? brow[i] + k0 + kw : t.w,
+                       brow[i] != nullptr);
+        }
+        if ((step & 1) && tid < 16)  // rows past the tile read as zero scales
+            cp_async16_bytes(st + kW8XsOff + 16 * tid, xs_rows ? xs_src + (size_t) (k0 >> 7) * ldxs : xs, 4 * xs_rows);
+    };
+
+    // this warp's 16 features: f0 + g and f0 + g + 8 of the CTA's 128; ldmatrix p of a step takes matrices
+    // (features 0-7, k step 2p), (8-15, 2p), (0-7, 2p + 1), (8-15, 2p + 1)
+    const int g = lane >> 2, lt = lane & 3, lmat = lane >> 3;
+    const int f0 = (warp >> 2) * 64 + (warp & 3) * 16;
+    const int a_off = (f0 + (lmat & 1) * 8 + (lane & 7)) * kW8Row + (lmat >> 1) * 16;
+
+    float acc[32], part[32];
+#pragma unroll
+    for (int e = 0; e < 32; e++) acc[e] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < S - 1; s++) {
+        if (s < steps) issue(s);
+        cp_async_commit();
+    }
+    for (int step = 0; step < steps; step++) {
+        cp_async_wait<S - 2>();
+        __syncthreads();  // this step's stage has landed for every thread; the last step's MMAs are done
+        if (step + S - 1 < steps) issue(step + S - 1);
+        cp_async_commit();
+        if ((step & 1) == 0) {
+#pragma unroll
+            for (int e = 0; e < 32; e++) part[e] = 0.f;
+        }
+        const unsigned char *st = smem + (step % S) * kW8Stage;
+        uint32_t w[2][4];
+#pragma unroll
+        for (int p = 0; p < 2; p++) ldmatrix_x4(w[p][0], w[p][1], w[p][2], w[p][3], st + kW8AStage + a_off + 32 * p);
+        uint32_t af[4][4];
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            const uint32_t lo = w[ks >> 1][2 * (ks & 1)], hi = w[ks >> 1][2 * (ks & 1) + 1];  // features 0-7, 8-15
+            af[ks][0] = e4m3x2_to_f16x2(lo);
+            af[ks][1] = e4m3x2_to_f16x2(hi);
+            af[ks][2] = e4m3x2_to_f16x2(lo >> 16);
+            af[ks][3] = e4m3x2_to_f16x2(hi >> 16);
+        }
+#pragma unroll
+        for (int e = 0; e < 32; e++) pin(part[e]);
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) pin(af[ks][i]);
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)  // k step ks: 16-byte chunks 2ks, 2ks + 1 of every row
+            wgmma_m64n64k16(part, af[ks][0], af[ks][1], af[ks][2], af[ks][3], wgmma_desc_sw128(st + ks * 32));
+        wgmma_commit();
+        wgmma_wait_all();  // the stage and the fragments are free for the next step
+#pragma unroll
+        for (int e = 0; e < 32; e++) pin(part[e]);
+        if (step & 1) {  // the block is complete: times its weight scale and each row's power of two
+            const float ws = e8m0_decode(wsS[(k_lo + step * kBK) >> 7]);
+            const float *xsS = reinterpret_cast<const float *>(st + kW8XsOff);
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float2 x = *reinterpret_cast<const float2 *>(xsS + 8 * j + 2 * lt);
+                const float f0s = ws * x.x, f1s = ws * x.y;
+                acc[4 * j] = fmaf(part[4 * j], f0s, acc[4 * j]);
+                acc[4 * j + 1] = fmaf(part[4 * j + 1], f1s, acc[4 * j + 1]);
+                acc[4 * j + 2] = fmaf(part[4 * j + 2], f0s, acc[4 * j + 2]);
+                acc[4 * j + 3] = fmaf(part[4 * j + 3], f1s, acc[4 * j + 3]);
+            }
+        }
+    }
     cp_async_wait<0>();
     __syncthreads();  // the staging area overlaps the stages
-    float *C = reinterpret_cast<float *>(smem) + warp * 32 * kEpiLd;
-    {
-        const int g = lane >> 2, lt = lane & 3;
+    // d[4j + e]: feature f0 + g + 8 (e >> 1), row 8j + 2t + (e & 1) into store_staged_tile's sub-tiles
+    float *C = reinterpret_cast<float *>(smem);
 #pragma unroll
-        for (int i = 0; i < 2; i++)
+    for (int e = 0; e < 32; e++) {
+        const int f = f0 + g + 8 * ((e >> 1) & 1), r = 8 * (e >> 2) + 2 * lt + (e & 1);
+        C[((r >> 5) * 4 + (f >> 5)) * 32 * kEpiLd + (r & 31) * kEpiLd + (f & 31)] = acc[e];
+    }
+    store_staged_tile(a, t, smem, n0, splits, rank);
+}
+
+// The activation rows of k_mma_fp8, one warp per row and 128 channels (4 per lane): with quantize, first the
+// FP8 round trip (as k_act_fp8_roundtrip); then division by 2^floor(log2 amax) into f16 — exact for a
+// round-tripped block (e4m3 values times one power of two: quotients of at most 4 significant bits, none below
+// 2^-18) — stored in k_mma_fp8's channel order, and the power of two into xs[block][row] (row stride ldxs).
+__global__ void k_stage_f16(const __nv_bfloat16 *x, int lda, int m, int cols, int quantize, __half *xq, float *xs,
+                            int ldxs) {
+    const int blocks = cols / 128;
+    const int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (gw >= m * blocks) return;
+    const int r = gw / blocks, kb = gw % blocks;
+    const uint2 raw = *reinterpret_cast<const uint2 *>(x + (size_t) r * lda + kb * 128 + lane * 4);
+    float v[4] = {__uint_as_float(raw.x << 16), __uint_as_float(raw.x & 0xffff0000u),
+                  __uint_as_float(raw.y << 16), __uint_as_float(raw.y & 0xffff0000u)};
+    float amax = group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+    if (quantize) {
+        const float s = fp8_block_scale(amax);
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                float *c = C + (16 * i + g) * kEpiLd + 8 * j + 2 * lt;
-                *reinterpret_cast<float2 *>(c) = make_float2(acc[i][j][0], acc[i][j][1]);
-                *reinterpret_cast<float2 *>(c + 8 * kEpiLd) = make_float2(acc[i][j][2], acc[i][j][3]);
-            }
-    }
-    if (splits == 1) {
-        __syncwarp();
-        const int n = n0 + wn + lane;
-        if (n >= a.rows) return;
-        for (int r = 0; r < 32; r++) {
-            int row = t.r0 + wm + r;
-            if (row >= t.r1) break;
-            store_y(a, row, t.ycol + n, C[r * kEpiLd + lane]);
+        for (int i = 0; i < 4; i++) {
+            __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t) fp8_encode(v[i], s), __NV_E4M3);
+            v[i] = __half2float(__half(h)) * s;
         }
-        return;
+        amax = group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
     }
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every CTA's partial tile is staged
-    // this CTA sums warps' sub-tiles w = rank, rank + splits, ... (splits divides 8)
-    for (int w = rank; w < 8; w += splits) {
-        const int wm2 = (w >> 2) * 32, wn2 = (w & 3) * 32;
-        const int n = n0 + wn2 + lane;
-        for (int r = warp; r < 32; r += 8) {
-            const int row = t.r0 + wm2 + r;
-            if (row >= t.r1 || n >= a.rows) continue;
-            const int off = w * 32 * kEpiLd + r * kEpiLd + lane;
-            float sum = 0.f;
-            for (int q = 0; q < splits; q++) {
-                const float *remote = cluster.map_shared_rank(reinterpret_cast<float *>(smem), q);
-                sum += remote[off];
-            }
-            store_y(a, row, t.ycol + n, sum);
-        }
-    }
-    cluster.sync();  // no CTA leaves while another still reads its shared memory
+    uint32_t e = (__float_as_uint(amax) >> 23) & 0xff;  // amax in [2^(e-127), 2^(e-126))
+    if (e == 0) e = 1;                                    // zero or subnormal: any small power will do
+    const float inv = __uint_as_float((254u - e) << 23);
+    const __half2 h0 = __floats2half2_rn(v[0] * inv, v[1] * inv), h1 = __floats2half2_rn(v[2] * inv, v[3] * inv);
+    // the lane's channels 4t..4t+3 of its 16: the low pair to places 2t, 2t + 1, the high pair to 8 + 2t, 9 + 2t
+    __half *dst = xq + (size_t) r * cols + kb * 128 + (lane >> 2) * 16 + 2 * (lane & 3);
+    *reinterpret_cast<__half2 *>(dst) = h0;
+    *reinterpret_cast<__half2 *>(dst + 8) = h1;
+    if (lane == 0) xs[(size_t) kb * ldxs + r] = __uint_as_float(e << 23);
 }
 
 // ---- tensor-core decode kernel: FP8 / FP4 weights, tiles of at most 8 activation rows --------------------
@@ -620,11 +883,6 @@ struct DecRaw {
     uint32_t w[16];
     uint2 sg, sg8;
 };
-
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t q) {
-    __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t) (q & 0xffffu), __NV_E4M3);
-    return (uint32_t) h.x | ((uint32_t) h.y << 16);
-}
 
 __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel) { return __byte_perm(a, b, sel); }
 
@@ -1056,6 +1314,34 @@ cudaError_t launch_mma(const GemmArgs &a, cudaStream_t st) {
                                  (size_t) mma_smem<FMT>(), st, splits, a, splits);
 }
 
+// Whether a plain GEMM takes k_mma_fp8: FP8 weights of 128-channel blocks, more rows than the decode kernels
+// take, 16-byte aligned rows, a Hopper GPU.
+bool mma_fp8_fits(const GemmArgs &a) {
+    if (a.fmt != kFp8 || a.offsets != nullptr || a.m <= kSkinnyRowsMax || a.cols % 128 != 0
+        || a.cols / 128 > kW8MaxBlocks || !weights_aligned16(a)) {
+        return false;
+    }
+    int dev = 0, major = 0, minor = 0;  // wgmma: the sm_90a code, which runs on compute capability 9.0 only
+    return cudaGetDevice(&dev) == cudaSuccess
+           && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess
+           && cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9
+           && minor == 0;
+}
+
+cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs, int ldxs, cudaStream_t st) {
+    const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM;
+    static const bool attr = [] {
+        return cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) == cudaSuccess;
+    }();
+    if (!attr) return cudaErrorInvalidConfiguration;
+    // K split over a cluster as in launch_mma, in whole 128-channel blocks
+    int splits = 1;
+    const int base = nblocks * tiles * a.groups;
+    while (splits < 8 && base * splits < 2 * strata_sm_count() && a.cols >= splits * 2 * 4 * kBK) splits *= 2;
+    return strata_launch_cluster(k_mma_fp8, dim3(nblocks * splits, tiles, a.groups), dim3(256), (size_t) kW8Smem, st,
+                                 splits, a, xq, xs, ldxs, splits);
+}
+
 template <int FMT, int MT>
 cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     constexpr int E = Skinny<FMT>::kElems, NF = Skinny<FMT>::kFeatures;
@@ -1130,14 +1416,8 @@ int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int gro
                   int64_t y, int ldy, int bf16_out, int quantize_input, int64_t workspace, int64_t stream) {
     if (m <= 0 || rows <= 0) return 0;
     if (cols % 8 != 0 || lda % 8 != 0 || (x & 15) != 0 || groups < 1) return (int) cudaErrorInvalidValue;
+    if (quantize_input && groups != 1) return (int) cudaErrorInvalidValue;
     cudaStream_t st = (cudaStream_t) stream;
-    if (quantize_input) {
-        if (groups != 1) return (int) cudaErrorInvalidValue;
-        int err = strata_act_fp8_roundtrip(x, lda, m, cols, workspace, cols, stream);
-        if (err != 0) return err;
-        x = workspace;
-        lda = cols;
-    }
     GemmArgs a{};
     a.fmt = fmt;
     a.w = reinterpret_cast<const uint8_t *>(w);
@@ -1151,5 +1431,21 @@ int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int gro
     a.ldy = ldy;
     a.bf16_out = bf16_out;
     a.m = m;
+    if (mma_fp8_fits(a)) {  // the activations staged as f16 quotients and their powers of two (strata_linear.h)
+        if (workspace == 0 || (workspace & 15) != 0) return (int) cudaErrorInvalidValue;
+        const int in = groups * cols, ldxs = (m + 3) & ~3;
+        __half *xq = reinterpret_cast<__half *>(workspace);
+        float *xs = reinterpret_cast<float *>(workspace + ((2 * (int64_t) m * in + 255) / 256) * 256);
+        const int64_t warps = (int64_t) m * (in / 128);
+        k_stage_f16<<<(unsigned) ((warps + 7) / 8), 256, 0, st>>>(a.x, lda, m, in, quantize_input, xq, xs, ldxs);
+        STRATA_LAUNCH_CHECK();
+        return (int) launch_mma_fp8(a, xq, xs, ldxs, st);
+    }
+    if (quantize_input) {
+        int err = strata_act_fp8_roundtrip(x, lda, m, cols, workspace, cols, stream);
+        if (err != 0) return err;
+        a.x = reinterpret_cast<const __nv_bfloat16 *>(workspace);
+        a.lda = cols;
+    }
     return (int) launch_gemm(a, st);
 }

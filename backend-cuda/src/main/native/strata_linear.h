@@ -14,8 +14,12 @@ int strata_act_fp8_roundtrip(int64_t x, int lda, int m, int cols, int64_t out, i
 
 /* y[r, g*rows + n] = sum_k x[r, g*cols + k] * W[g*rows + n, k] for g < groups (groups = 1: a plain linear;
  * > 1: wo_a, FP8 then needs rows % 128 == 0). fp32 accumulation; y bf16 (bf16_out = 1, round to nearest even)
- * or fp32, row stride ldy. quantize_input = 1 (groups 1, cols % 128 == 0) first FP8-round-trips x into
- * `workspace` (m * cols bf16). */
+ * or fp32, row stride ldy. quantize_input = 1 (groups 1, cols % 128 == 0) FP8-round-trips x per 128 channels
+ * first. `workspace` (16-byte aligned; needed by FP8 and FP4 weights): with in = groups * cols and m4 = m rounded
+ * up to a multiple of 4, at least align256(2 * m * in) + align256(4 * m4 * ceil(in / 128)) bytes. Up to 16 rows it
+ * receives the round trip (m * cols bf16); FP8 weights at more rows (in % 128 == 0) stage x there instead: per row
+ * and 128 channels, f16 quotients of a power of two [m, in] followed, at the first 256-byte boundary, by the powers
+ * of two (fp32 [in / 128, m4]). */
 int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int groups, int64_t x, int lda, int m,
                   int64_t y, int ldy, int bf16_out, int quantize_input, int64_t workspace, int64_t stream);
 

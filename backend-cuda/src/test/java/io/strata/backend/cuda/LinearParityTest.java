@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * that cancel to almost nothing, by at most 1e-5 of the row norm; fp32 outputs within 1e-5 of the row norm.
  */
 class LinearParityTest {
-    private static final int[] BATCHES = {1, 2, 5, 8, 16, 64, 300};
+    private static final int[] BATCHES = {1, 2, 5, 8, 16, 37, 64, 300};
     private static final Arena ARENA = Arena.ofAuto();
 
     @BeforeAll
@@ -251,8 +251,9 @@ class LinearParityTest {
                 int lda = in + 16;
                 int ldy = rows + 5;
                 try (DeviceBuffer dx = DeviceBuffer.of(strided(x, m, in, lda));
+                     DeviceBuffer ws = DeviceBuffer.allocate(LinearKernels.workspaceBytes(m, in));
                      DeviceBuffer y = DeviceBuffer.allocate(2L * m * ldy)) {
-                    LinearKernels.grouped(dm, groups, dx.address(), lda, m, y.address(), ldy, 0);
+                    LinearKernels.grouped(dm, groups, dx.address(), lda, m, y.address(), ldy, ws.address(), 0);
                     compareBf16("grouped " + f + " " + groups + "x" + oLora + "x" + groupIn + " m=" + m,
                         y.downloadShorts(m * ldy), ldy, expect, m, rows);
                 }

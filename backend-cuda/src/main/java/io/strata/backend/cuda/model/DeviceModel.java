@@ -280,7 +280,7 @@ final class DeviceModel {
         s.mark(StepProfile.Component.ATTENTION_GEMMS);
         int oRank = at.oGroups() * at.oLoraRank();
         long oa = ws.get("oa", (long) T * oRank * 2);
-        LinearKernels.grouped(layer.woA, at.oGroups(), o, qw, T, oa, oRank, stream);
+        LinearKernels.grouped(layer.woA, at.oGroups(), o, qw, T, oa, oRank, lin, stream);
         LinearKernels.linear(layer.woB, oa, oRank, T, y, dim, true, lin, stream);
     }
 

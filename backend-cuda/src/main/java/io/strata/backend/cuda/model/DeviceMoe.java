@@ -134,7 +134,7 @@ public final class DeviceMoe {
      */
     public Routing route(long x, long tokens, int m, long workspace, long stream) {
         Layout l = new Layout(m, dim, experts, k, inter);
-        LinearKernels.run(gate, 1, x, dim, m, workspace + l.scores, experts, false, false, 0, stream);
+        LinearKernels.run(gate, 1, x, dim, m, workspace + l.scores, experts, false, false, workspace + l.linear, stream);
         CudaRuntime.check(CudaNative.strata_moe_route(workspace + l.scores, m, experts, k, bias, tid2eid, vocab, tokens,
             routeScale, workspace + l.ids, workspace + l.weights, stream), "strata_moe_route");
         return new Routing(workspace + l.ids, workspace + l.weights);
@@ -173,10 +173,10 @@ public final class DeviceMoe {
         swiglu(g, u, ws + l.sortedWeights, pairs, w2.format(), stream);
         expert(w2, g, inter, 0, ws + l.routed, dim, pairs, tileRows, l, ws, stream);
         // the shared expert (weight 1) over all tokens, reusing the gate/up buffers
-        LinearKernels.run(sw1, 1, input(sw1.format(), x, ws + l.xq), dim, m, g, inter, true, false, 0, stream);
-        LinearKernels.run(sw3, 1, input(sw3.format(), x, ws + l.xq), dim, m, u, inter, true, false, 0, stream);
+        LinearKernels.run(sw1, 1, input(sw1.format(), x, ws + l.xq), dim, m, g, inter, true, false, ws + l.linear, stream);
+        LinearKernels.run(sw3, 1, input(sw3.format(), x, ws + l.xq), dim, m, u, inter, true, false, ws + l.linear, stream);
         swiglu(g, u, 0, m, sw2.format(), stream);
-        LinearKernels.run(sw2, 1, g, inter, m, ws + l.shared, dim, true, false, 0, stream);
+        LinearKernels.run(sw2, 1, g, inter, m, ws + l.shared, dim, true, false, ws + l.linear, stream);
         CudaRuntime.check(CudaNative.strata_moe_combine(ws + l.routed, ws + l.shared, ws + l.ids, ws + l.slotOfPair, m,
             k, dim, out, stream), "strata_moe_combine");
     }
@@ -214,6 +214,7 @@ public final class DeviceMoe {
         final long up;
         final long routed;
         final long shared;
+        final long linear;
         final long total;
         private long at;
 
@@ -232,6 +233,7 @@ public final class DeviceMoe {
             up = take(2 * pairs * inter);
             routed = take(2 * pairs * dim);
             shared = take(2L * m * dim);
+            linear = take(LinearKernels.workspaceBytes(m, Math.max(dim, inter)));
             total = at;
         }
 

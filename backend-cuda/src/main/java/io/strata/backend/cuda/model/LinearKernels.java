@@ -17,9 +17,13 @@ public final class LinearKernels {
     private LinearKernels() {
     }
 
-    /** Workspace of {@link #linear} for {@code m} rows of {@code in} features (enough for every format). */
+    /**
+     * Workspace of {@link #linear} and {@link #grouped} for {@code m} rows of {@code in} features in all (enough for
+     * every format): FP8/FP4 weights at decode sizes FP8-round-trip x into it; FP8 weights at more rows stage x
+     * there as f16 quotients and their powers of two per 128 channels ({@code strata_linear.h}).
+     */
     public static long workspaceBytes(int m, int in) {
-        return align(2L * m * in);
+        return align(2L * m * in) + align(4L * ((m + 3) / 4 * 4) * ((in + 127) / 128));
     }
 
     /**
@@ -43,8 +47,10 @@ public final class LinearKernels {
      * V4's {@code wo_a}: W is {@code [groups·oLora, groupIn]}; group g computes
      * {@code y[:, g·oLora + j] = x[:, g·groupIn .. (g+1)·groupIn) · W[g·oLora + j, :]}. No activation
      * quantization (the converter dequantizes an FP8 {@code wo_a}), bf16 out. BF16 or FP8 ({@code oLora % 128 == 0}).
+     * {@code workspace}: {@link #workspaceBytes}{@code (m, groups · in)} bytes, used by FP8 weights.
      */
-    public static void grouped(DeviceMatrix w, int groups, long x, int lda, int m, long y, int ldy, long stream) {
+    public static void grouped(DeviceMatrix w, int groups, long x, int lda, int m, long y, int ldy, long workspace,
+                               long stream) {
         if (groups < 1 || w.rows() % groups != 0) {
             throw new IllegalArgumentException(w.rows() + " output rows do not split into " + groups + " groups");
         }
@@ -58,11 +64,17 @@ public final class LinearKernels {
             }
             default -> throw new IllegalArgumentException("grouped linear supports BF16 and FP8, not " + w.format());
         }
+        if (w.format() == WeightFormat.FP8_BLOCK128 && m > 0 && workspace == 0) {
+            throw new IllegalArgumentException("an FP8 grouped linear needs a workspace of workspaceBytes(m, in)");
+        }
         DeviceMatrix perGroup = new DeviceMatrix(w.format(), w.weight(), w.scale(), oLora, w.cols());
-        run(perGroup, groups, x, lda, m, y, ldy, true, false, 0, stream);
+        run(perGroup, groups, x, lda, m, y, ldy, true, false, workspace, stream);
     }
 
-    /** The launch behind both, with the quantization decided by the caller (the MoE quantizes x once for many). */
+    /**
+     * The launch behind both, with the quantization decided by the caller (the MoE quantizes x once for many);
+     * {@code workspace} as {@link #workspaceBytes}, needed by FP8/FP4 weights (may be 0 for BF16/F32).
+     */
     static void run(DeviceMatrix w, int groups, long x, int lda, int m, long y, int ldy, boolean bf16Out,
                     boolean quantize, long workspace, long stream) {
         if (m < 0 || lda < groups * w.cols() || ldy < groups * w.rows()) {
