@@ -48,6 +48,44 @@ __device__ __forceinline__ void bf16x8_to_float(uint4 v, float *f) {
     }
 }
 
+// Four bf16 values (8 bytes, low half first) as floats.
+__device__ __forceinline__ void bf16x4_to_float(uint2 raw, float (&v)[4]) {
+    v[0] = __uint_as_float(raw.x << 16);
+    v[1] = __uint_as_float(raw.x & 0xffff0000u);
+    v[2] = __uint_as_float(raw.y << 16);
+    v[3] = __uint_as_float(raw.y & 0xffff0000u);
+}
+
+// The largest magnitude of a warp's 128 channels, 4 per lane; every lane gets it.
+__device__ __forceinline__ float warp_amax128(const float (&v)[4]) {
+    return group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+}
+
+// In place, a lane's 4 channels FP8-round-tripped with their block's scale s (ActivationQuant): exactly an e4m3
+// value times a power of two.
+__device__ __forceinline__ void fp8_roundtrip4(float (&v)[4], float s) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t) fp8_encode(v[i], s), __NV_E4M3);
+        v[i] = __half2float(__half(h)) * s;
+    }
+}
+
+// The f16 staging of a 128-channel block (k_dec, k_mma_fp8): its channels are divided by 2^(e - 127), e the
+// biased exponent of the block's amax (amax in [2^(e-127), 2^(e-126)); 1 when amax is zero or subnormal: any
+// small power will do). Returns e.
+__device__ __forceinline__ uint32_t staging_exponent(float amax) {
+    const uint32_t e = (__float_as_uint(amax) >> 23) & 0xff;
+    return e == 0 ? 1u : e;
+}
+
+// A lane's 4 channels divided by 2^(e - 127), as two f16 pairs (channels 0 1 in .x, 2 3 in .y).
+__device__ __forceinline__ uint2 staged_f16x4(const float (&v)[4], uint32_t e) {
+    const float inv = __uint_as_float((254u - e) << 23);
+    __half2 h0 = __floats2half2_rn(v[0] * inv, v[1] * inv), h1 = __floats2half2_rn(v[2] * inv, v[3] * inv);
+    return make_uint2(*reinterpret_cast<uint32_t *>(&h0), *reinterpret_cast<uint32_t *>(&h1));
+}
+
 // Four e4m3 bytes (low byte first) -> their values, in element order.
 __device__ __forceinline__ void fp8x4_to_float(uint32_t q, float *f) {
 #pragma unroll
@@ -396,6 +434,26 @@ constexpr int kEpiLd = 36;                                           // fp32 sta
 constexpr int kEpiBytes = 8 * 32 * kEpiLd * 4;
 constexpr int kMmaAStage = kBM * kLds * 2;                           // a step's activations, bf16, padded rows
 
+// A ring of S shared-memory stages filled by cp.async, S - 1 K steps ahead of the one multiplied; issue(step)
+// copies a step's data into stage step % S. ring_start before the first step; ring_advance at the top of every
+// step: after it the step's stage has landed for every thread and every thread is done with the previous step.
+template <int S, typename Issue>
+__device__ __forceinline__ void ring_start(Issue &issue, int steps) {
+#pragma unroll
+    for (int s = 0; s < S - 1; s++) {
+        if (s < steps) issue(s);
+        cp_async_commit();
+    }
+}
+
+template <int S, typename Issue>
+__device__ __forceinline__ void ring_advance(Issue &issue, int step, int steps) {
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    if (step + S - 1 < steps) issue(step + S - 1);
+    cp_async_commit();
+}
+
 // The CTA's 64 x 128 fp32 tile, staged in shared memory as eight sub-tiles of 32 rows x 32 features (sub-tile
 // w: rows (w >> 2) * 32, features (w & 3) * 32, at w * 32 * kEpiLd, row stride kEpiLd), to y. Unsplit, warp w
 // stores sub-tile w. K split over a cluster: every CTA stages its partial tile, and after a cluster barrier sums
@@ -550,16 +608,9 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
     const int a_off = (wm + (lmat & 1) * 8 + lrow) * kLds + (lmat >> 1) * 8;
     const int b_off = (wn + (lmat >> 1) * 8 + lrow) * kLds + (lmat & 1) * 8;
 
-#pragma unroll
-    for (int s = 0; s < S - 1; s++) {
-        if (s < steps) issue(s);
-        cp_async_commit();
-    }
+    ring_start<S>(issue, steps);
     for (int step = 0; step < steps; step++) {
-        cp_async_wait<S - 2>();
-        __syncthreads();  // this step's stage has landed for every thread; the last step's MMAs are done
-        if (step + S - 1 < steps) issue(step + S - 1);
-        cp_async_commit();
+        ring_advance<S>(issue, step, steps);
         const unsigned char *st = smem + (step % S) * kStage;
         const __nv_bfloat16 *As = reinterpret_cast<const __nv_bfloat16 *>(st);
         const __nv_bfloat16 *Bs;
@@ -734,16 +785,9 @@ __global__ void __launch_bounds__(256, 2) k_mma_fp8(GemmArgs a, const __half *xq
 #pragma unroll
     for (int e = 0; e < 32; e++) acc[e] = 0.f;
 
-#pragma unroll
-    for (int s = 0; s < S - 1; s++) {
-        if (s < steps) issue(s);
-        cp_async_commit();
-    }
+    ring_start<S>(issue, steps);
     for (int step = 0; step < steps; step++) {
-        cp_async_wait<S - 2>();
-        __syncthreads();  // this step's stage has landed for every thread; the last step's MMAs are done
-        if (step + S - 1 < steps) issue(step + S - 1);
-        cp_async_commit();
+        ring_advance<S>(issue, step, steps);
         if ((step & 1) == 0) {
 #pragma unroll
             for (int e = 0; e < 32; e++) part[e] = 0.f;
@@ -811,27 +855,19 @@ __global__ void k_stage_f16(const __nv_bfloat16 *x, int lda, int m, int cols, in
     const int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (gw >= m * blocks) return;
     const int r = gw / blocks, kb = gw % blocks;
-    const uint2 raw = *reinterpret_cast<const uint2 *>(x + (size_t) r * lda + kb * 128 + lane * 4);
-    float v[4] = {__uint_as_float(raw.x << 16), __uint_as_float(raw.x & 0xffff0000u),
-                  __uint_as_float(raw.y << 16), __uint_as_float(raw.y & 0xffff0000u)};
-    float amax = group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+    float v[4];
+    bf16x4_to_float(*reinterpret_cast<const uint2 *>(x + (size_t) r * lda + kb * 128 + lane * 4), v);
+    float amax = warp_amax128(v);
     if (quantize) {
-        const float s = fp8_block_scale(amax);
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t) fp8_encode(v[i], s), __NV_E4M3);
-            v[i] = __half2float(__half(h)) * s;
-        }
-        amax = group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+        fp8_roundtrip4(v, fp8_block_scale(amax));
+        amax = warp_amax128(v);
     }
-    uint32_t e = (__float_as_uint(amax) >> 23) & 0xff;  // amax in [2^(e-127), 2^(e-126))
-    if (e == 0) e = 1;                                    // zero or subnormal: any small power will do
-    const float inv = __uint_as_float((254u - e) << 23);
-    const __half2 h0 = __floats2half2_rn(v[0] * inv, v[1] * inv), h1 = __floats2half2_rn(v[2] * inv, v[3] * inv);
+    const uint32_t e = staging_exponent(amax);
+    const uint2 h = staged_f16x4(v, e);
     // the lane's channels 4t..4t+3 of its 16: the low pair to places 2t, 2t + 1, the high pair to 8 + 2t, 9 + 2t
     __half *dst = xq + (size_t) r * cols + kb * 128 + (lane >> 2) * 16 + 2 * (lane & 3);
-    *reinterpret_cast<__half2 *>(dst) = h0;
-    *reinterpret_cast<__half2 *>(dst + 8) = h1;
+    *reinterpret_cast<uint32_t *>(dst) = h.x;
+    *reinterpret_cast<uint32_t *>(dst + 8) = h.y;
     if (lane == 0) xs[(size_t) kb * ldxs + r] = __uint_as_float(e << 23);
 }
 
@@ -1063,15 +1099,10 @@ __device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __ha
         for (int j = 0; j < 4; j++) {
             const int task = base + j * kDecWarps, r = task / sblk, kb = task % sblk;
             if (task >= ntask) break;  // uniform over the warp
-            const float v[4] = {__uint_as_float(raw[j].x << 16), __uint_as_float(raw[j].x & 0xffff0000u),
-                                __uint_as_float(raw[j].y << 16), __uint_as_float(raw[j].y & 0xffff0000u)};
-            float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
-            amax = group_max<32>(amax);
-            uint32_t e = (__float_as_uint(amax) >> 23) & 0xff;  // amax in [2^(e-127), 2^(e-126))
-            if (e == 0) e = 1;                                    // zero or subnormal: any small power will do
-            const float scale = __uint_as_float(e << 23), inv = __uint_as_float((254u - e) << 23);
-            __half2 h0 = __floats2half2_rn(v[0] * inv, v[1] * inv), h1 = __floats2half2_rn(v[2] * inv, v[3] * inv);
-            uint2 out = make_uint2(*reinterpret_cast<uint32_t *>(&h0), *reinterpret_cast<uint32_t *>(&h1));
+            float v[4];
+            bf16x4_to_float(raw[j], v);
+            const uint32_t e = staging_exponent(warp_amax128(v));
+            uint2 out = staged_f16x4(v, e);
             if constexpr (FMT == kFp4) {
                 // lanes 2i and 2i + 1 hold channels 0..3 and 4..7 of one group of 8: the even lane writes the
                 // pairs (0, 4) (1, 5), the odd lane (2, 6) (3, 7)
@@ -1080,7 +1111,7 @@ __device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __ha
                                  : make_uint2(prmt(out.x, o0, 0x5410), prmt(out.x, o0, 0x7632));
             }
             *reinterpret_cast<uint2 *>(xs + (size_t) r * ldx + kb * 128 + lane * 4) = out;
-            if (lane == 0) xsc[r * sblk + kb] = scale;
+            if (lane == 0) xsc[r * sblk + kb] = __uint_as_float(e << 23);
         }
     }
 }
@@ -1280,17 +1311,12 @@ __global__ void k_act_fp8_roundtrip(const __nv_bfloat16 *x, int lda, int m, int 
     const int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (gw >= m * blocks) return;
     const int r = gw / blocks, c = (gw % blocks) * 128 + lane * 4;
-    const uint2 raw = *reinterpret_cast<const uint2 *>(x + (size_t) r * lda + c);
-    float v[4] = {__uint_as_float(raw.x << 16), __uint_as_float(raw.x & 0xffff0000u),
-                  __uint_as_float(raw.y << 16), __uint_as_float(raw.y & 0xffff0000u)};
-    float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
-    const float s = fp8_block_scale(group_max<32>(amax));
+    float v[4];
+    bf16x4_to_float(*reinterpret_cast<const uint2 *>(x + (size_t) r * lda + c), v);
+    fp8_roundtrip4(v, fp8_block_scale(warp_amax128(v)));
     uint16_t q[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t) fp8_encode(v[i], s), __NV_E4M3);
-        q[i] = float_to_bf16_bits(__half2float(__half(h)) * s);  // exact: an e4m3 value times a power of two
-    }
+    for (int i = 0; i < 4; i++) q[i] = float_to_bf16_bits(v[i]);  // exact: an e4m3 value times a power of two
     *reinterpret_cast<uint2 *>(out + (size_t) r * ldo + c) =
         make_uint2(q[0] | ((uint32_t) q[1] << 16), q[2] | ((uint32_t) q[3] << 16));
 }

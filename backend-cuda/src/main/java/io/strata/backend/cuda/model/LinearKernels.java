@@ -37,9 +37,6 @@ public final class LinearKernels {
         if (quantize && w.cols() % 128 != 0) {
             throw new IllegalArgumentException("FP8/FP4 linear needs in features % 128 == 0, got " + w.cols());
         }
-        if (quantize && m > 0 && workspace == 0) {
-            throw new IllegalArgumentException("an FP8/FP4 linear needs a workspace of workspaceBytes(m, in)");
-        }
         run(w, 1, x, lda, m, y, ldy, bf16Out, quantize, workspace, stream);
     }
 
@@ -64,9 +61,6 @@ public final class LinearKernels {
             }
             default -> throw new IllegalArgumentException("grouped linear supports BF16 and FP8, not " + w.format());
         }
-        if (w.format() == WeightFormat.FP8_BLOCK128 && m > 0 && workspace == 0) {
-            throw new IllegalArgumentException("an FP8 grouped linear needs a workspace of workspaceBytes(m, in)");
-        }
         DeviceMatrix perGroup = new DeviceMatrix(w.format(), w.weight(), w.scale(), oLora, w.cols());
         run(perGroup, groups, x, lda, m, y, ldy, true, false, workspace, stream);
     }
@@ -80,6 +74,9 @@ public final class LinearKernels {
         if (m < 0 || lda < groups * w.cols() || ldy < groups * w.rows()) {
             throw new IllegalArgumentException("bad linear shape: m=" + m + ", lda=" + lda + ", ldy=" + ldy + " for "
                 + groups + " x [" + w.rows() + ", " + w.cols() + "]");
+        }
+        if (w.format().quantizesInput() && m > 0 && workspace == 0) {
+            throw new IllegalArgumentException("an FP8/FP4 linear needs a workspace of workspaceBytes(m, in)");
         }
         if (w.cols() % 8 != 0 || lda % 8 != 0 || (x & 15) != 0) {
             throw new IllegalArgumentException("linear needs in features % 8 == 0, lda % 8 == 0 and a 16-byte aligned x"
