@@ -31,6 +31,9 @@ def load(path):
     lib.strata_moe_expert_linear.restype = I32
     lib.strata_moe_expert_linear.argtypes = [I32, I64, I64, I64, I64, I32, I32, I32, I32, I32, I64, I64, I64, I64,
                                              I32, I64, I32, I64]
+    if hasattr(lib, "strata_fp4_prepare"):  # libraries before it read the checkpoint's FP4 bytes as they are
+        lib.strata_fp4_prepare.restype = I32
+        lib.strata_fp4_prepare.argtypes = [I64, I64, I64, I64, ctypes.POINTER(ctypes.c_int)]
     lib.strata_moe_tile_rows.restype = I32
     lib.strata_moe_tile_rows.argtypes = [I32, I32, I32]
     return lib
@@ -115,6 +118,17 @@ def workspace_bytes(m, inp):
     return max(256, align(2 * m * inp) + align(4 * ((m + 3) // 4 * 4) * math.ceil(inp / 128)))
 
 
+def fp4_prepare(lib, w, s):
+    """FP4 checkpoint bytes (one copy: w, s flat uint8 tensors) into the kernels' layout in place, as the engine
+    does at load; returns the fmt code (with the ordinary-scales flag when strata_fp4_prepare reports it)."""
+    if not hasattr(lib, "strata_fp4_prepare"):
+        return FP4
+    ordinary = ctypes.c_int(0)
+    check(lib.strata_fp4_prepare(w.data_ptr(), w.numel(), s.data_ptr(), s.numel(), ctypes.byref(ordinary)),
+          "strata_fp4_prepare")
+    return FP4 | (0x100 if ordinary.value else 0)
+
+
 def check(rc, what):
     if rc != 0:
         raise RuntimeError(f"{what}: CUDA error {rc}")
@@ -188,9 +202,14 @@ def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0):
     gather = torch.tensor([p // TOPK for p in range(pairs)], dtype=torch.int32, device=dev)
     x = (torch.randn(m, cols, device=dev) * 0.5).to(torch.bfloat16)
     y = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
+    code = fmt
+    w_ckpt = w[0].clone()  # the checkpoint bytes of copy 0, for the reference below
+    if fmt == FP4:
+        for i in range(copies):
+            code = fp4_prepare(lib, w[i], s[i])
 
     def call(i):
-        return lambda st: check(lib.strata_moe_expert_linear(fmt, w[i].data_ptr(), s[i].data_ptr(), stride, scale, rows,
+        return lambda st: check(lib.strata_moe_expert_linear(code, w[i].data_ptr(), s[i].data_ptr(), stride, scale, rows,
                                                              cols, EXPERTS, pairs, tile, off.data_ptr(),
                                                              toff.data_ptr(), gather.data_ptr(), x.data_ptr(), cols,
                                                              y.data_ptr(), rows, st), name)
@@ -200,13 +219,13 @@ def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0):
     xq = fp8_round_trip(x)
     y.fill_(float("nan"))
     torch.cuda.synchronize()
-    check(lib.strata_moe_expert_linear(fmt, w[0].data_ptr(), s[0].data_ptr(), stride, scale, rows, cols, EXPERTS, pairs,
+    check(lib.strata_moe_expert_linear(code, w[0].data_ptr(), s[0].data_ptr(), stride, scale, rows, cols, EXPERTS, pairs,
                                        tile, off.data_ptr(), toff.data_ptr(), gather.data_ptr(), xq.data_ptr(), cols,
                                        y.data_ptr(), rows, torch.cuda.current_stream().cuda_stream), name)
     torch.cuda.synchronize()
     err = 0.0
     for e in sorted(set(ids))[:16]:
-        wd = dequant(fmt, w[0][e * stride:e * stride + data], s[0][e * scale:(e + 1) * scale], rows, cols)
+        wd = dequant(fmt, w_ckpt[e * stride:e * stride + data], s[0][e * scale:(e + 1) * scale], rows, cols)
         for slot in range(offsets[e], offsets[e + 1]):
             err = max(err, rel_err(y[slot], xq[gather[slot].item()].double() @ wd.T))
     return {"name": name, "fmt": fmt, "rows": rows, "cols": cols, "m": m, "tile_rows": tile,
@@ -221,6 +240,7 @@ def main():
     ap.add_argument("--tiles", default="", help="also time the w1 experts GEMM with these tile rows")
     ap.add_argument("--expert-pads", default="", help="also time the w1 experts GEMM with these byte gaps between experts")
     ap.add_argument("--plain-only", action="store_true", help="only the plain GEMMs (no routed experts)")
+    ap.add_argument("--experts-only", action="store_true", help="only the routed experts' GEMMs")
     a = ap.parse_args()
     lib = load(a.lib)
     bw = copy_bandwidth()
@@ -241,6 +261,8 @@ def main():
         ]
         if a.plain_only:
             cases = cases[:8]
+        elif a.experts_only:
+            cases = cases[8:]
         if a.tiles:
             for tile in [int(t) for t in a.tiles.split(",")]:
                 cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))

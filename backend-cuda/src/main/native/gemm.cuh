@@ -27,6 +27,7 @@ constexpr int kMmaBf16MinFeatures = 16384;  // bf16 matrices this wide take tens
 //    when gather is null) and writes y row s. Nothing about the routing is known on the host.
 struct GemmArgs {
     int fmt;
+    bool ordinary_scales;       // FP4: every scale byte is in 1..254 (kStrataScalesOrdinary in the fmt code)
     const uint8_t *w;
     const uint8_t *scale;
     int64_t w_stride, s_stride;
@@ -45,6 +46,14 @@ struct GemmArgs {
     int max_tiles;
     int tile_rows;              // 1, 2, 4, kGemvRows (SIMT kernels) or kMmaRows (tensor cores): experts mode
 };
+
+// The fmt code of strata_linear.h: the format in the low byte, flags above it.
+constexpr int kFmtScalesOrdinary = 0x100;
+inline bool parse_fmt(int code, GemmArgs &a) {
+    a.fmt = code & 0xff;
+    a.ordinary_scales = (code & kFmtScalesOrdinary) != 0 && a.fmt == kFp4;
+    return (code & ~(0xff | kFmtScalesOrdinary)) == 0 && a.fmt >= kBf16 && a.fmt <= kFp4;
+}
 
 // Which kernel takes FP8/FP4 decode GEMMs (at most kGemvRows rows per tile): the environment variable
 // STRATA_DECODE_GEMM=simt or =tensor forces one (A/B measurements); otherwise (auto) the tensor-core decode

@@ -33,12 +33,6 @@ __device__ __forceinline__ float e8m0_decode(uint8_t e) {
     return __uint_as_float(((uint32_t) e) << 23);
 }
 
-// e2m1 code (sign in bit 3) -> value. Twice the magnitudes {0,.5,1,1.5,2,3,4,6} are the nibbles of 0xC8643210.
-__device__ __forceinline__ float e2m1_decode(uint32_t code) {
-    float mag = (float) ((0xC8643210u >> ((code & 7u) * 4u)) & 0xFu) * 0.5f;
-    return (code & 8u) ? -mag : mag;
-}
-
 __device__ __forceinline__ void bf16x8_to_float(uint4 v, float *f) {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -122,6 +116,54 @@ __device__ __forceinline__ size_t row_bytes(int fmt, int cols) {
 
 // The ue8m0 scale byte of weight (n, k): FP8 one per 128 x 128 block (sblocks = ceil(cols / 128) per block
 // row, computed once by the caller), FP4 one per row and 32 inputs.
+// FP4 weights live on the device with each 32-bit word's bits permuted (strata_fp4_prepare, at load): the
+// word of channels 0..7 (checkpoint: nibble c = channel c, sign in its bit 3) holds channel c's magnitude
+// bits and sign at
+//   c = 0: 0..2, 13   c = 1: 3..5, 14   c = 2: 6..8, 12   c = 3: 9..11, 15   and c + 4 at the same places + 16.
+// Pair j (channels j, j + 4) as f16x2 needs its magnitudes at bits 9..11 (+16) and its signs at 15 (+16):
+// pairs 2 and 3 come out with one shift and one mask, pairs 0 and 1 with two of each — 11 integer operations
+// per word instead of 15 in the checkpoint's nibble order. The routed experts' decode GEMM is bound by these
+// instructions (docs/benchmarks.md). No layout lets all four pairs take one shift: the pattern {0,1,2,6} of a
+// code's bits (magnitude, sign) cannot tile a 16-bit half word with four translates.
+constexpr uint32_t kF16Mag2 = 0x0E000E00u, kF16Sign2 = 0x80008000u;
+
+// Channels j (low half) and j + 4 (high half) of a device FP4 word, as f16 times 2^-14: an e2m1 code's bits
+// placed in an f16 (magnitude bits 9..11, sign 15) are its value times 2^-14, subnormal 0.5 included.
+template <int J>
+__device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
+    if constexpr (J == 0) return ((v << 9) & kF16Mag2) | ((v << 2) & kF16Sign2);
+    else if constexpr (J == 1) return ((v << 6) & kF16Mag2) | ((v << 1) & kF16Sign2);
+    else if constexpr (J == 2) return (v << 3) & (kF16Mag2 | kF16Sign2);
+    else return v & (kF16Mag2 | kF16Sign2);
+}
+
+// The device word of a checkpoint word (eight e2m1 codes, low nibble first): the inverse of what
+// e2m1_pair_f16x2 reads.
+__host__ __device__ constexpr uint32_t fp4_device_word(uint32_t v) {
+    constexpr int kMag[4] = {0, 3, 6, 9}, kSign[4] = {13, 14, 12, 15};
+    uint32_t out = 0;
+    for (int c = 0; c < 8; c++) {
+        const uint32_t code = (v >> (4 * c)) & 15u, hi = c >= 4 ? 16u : 0u;
+        out |= (code & 7u) << (kMag[c & 3] + hi);
+        out |= (code >> 3) << (kSign[c & 3] + hi);
+    }
+    return out;
+}
+
+// A device FP4 word's eight channels -> their values times 2^-14, in channel order.
+__device__ __forceinline__ void fp4x8_to_float(uint32_t v, float *f) {
+    const uint32_t pairs[4] = {e2m1_pair_f16x2<0>(v), e2m1_pair_f16x2<1>(v), e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<3>(v)};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        __half2_raw h;
+        h.x = (unsigned short) (pairs[j] & 0xffffu);
+        h.y = (unsigned short) (pairs[j] >> 16);
+        float2 p = __half22float2(__half2(h));
+        f[j] = p.x;
+        f[j + 4] = p.y;
+    }
+}
+
 template <int FMT>
 __device__ __forceinline__ uint8_t scale_byte(const uint8_t *s, int n, int k, int cols, int sblocks) {
     if constexpr (FMT == kFp8) return __ldg(s + (size_t) (n >> 7) * sblocks + (k >> 7));
@@ -144,8 +186,9 @@ __device__ __forceinline__ uint4 w8_to_bf16(uint4 raw, uint8_t scale) {
 #pragma unroll
             for (int i = 0; i < 8; i++) f[i] *= sc;
         } else {
+            fp4x8_to_float(raw.x, f);  // the values times 2^-14
 #pragma unroll
-            for (int i = 0; i < 8; i++) f[i] = e2m1_decode(raw.x >> (4 * i)) * sc;  // low nibble = even element
+            for (int i = 0; i < 8; i++) f[i] = f[i] * 16384.f * sc;
         }
         return float_to_bf16x8_exact(f);
     }
@@ -242,29 +285,6 @@ template <> struct Skinny<kFp8> { static constexpr int kElems = 16, kFeatures = 
 template <> struct Skinny<kFp4> { static constexpr int kElems = 32, kFeatures = 2; };
 template <> struct Skinny<kBf16> { static constexpr int kElems = 8, kFeatures = 4; };
 template <> struct Skinny<kF32> { static constexpr int kElems = 4, kFeatures = 4; };
-
-// Codes j (low half) and j + 4 (high half) of eight e2m1 codes, as f16 times 2^-14: magnitude bits to f16
-// bits 9..11 and the sign to bit 15 of each half.
-template <int J>
-__device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
-    uint32_t mag;
-    if constexpr (J < 3) mag = v << (9 - 4 * J); else mag = v >> 3;
-    return (mag & 0x0E000E00u) | ((v << (12 - 4 * J)) & 0x80008000u);
-}
-
-// Eight e2m1 codes (low nibble first) -> their values times 2^-14, in element order.
-__device__ __forceinline__ void fp4x8_to_float(uint32_t v, float *f) {
-    const uint32_t pairs[4] = {e2m1_pair_f16x2<0>(v), e2m1_pair_f16x2<1>(v), e2m1_pair_f16x2<2>(v), e2m1_pair_f16x2<3>(v)};
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        __half2_raw h;
-        h.x = (unsigned short) (pairs[j] & 0xffffu);
-        h.y = (unsigned short) (pairs[j] >> 16);
-        float2 p = __half22float2(__half2(h));
-        f[j] = p.x;
-        f[j + 4] = p.y;
-    }
-}
 
 // The chunk's E weights of one row as floats (FP4: times 2^-14).
 template <int FMT>
@@ -1038,7 +1058,8 @@ __device__ __forceinline__ void dec_compute_fp4(const DecRaw &r, int c, const ui
 // acc += this chunk's products. xs: the staged f16 activations (row stride ldx halves), xsc: their scales
 // [kDecRows][cols / 128]; s8: the FP8 chunk's weight scale byte. Lanes of rows past the tile read whatever
 // lies there: an MMA's output column depends on its own activation column only, and those are never stored.
-template <int FMT>
+// kKnownOrdinary (FP4): the caller knows every scale byte of the matrix is in 1..254 (strata_fp4_prepare).
+template <int FMT, bool kKnownOrdinary>
 __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half *xs, int ldx, const float *xsc, int sblk,
                                             int g, int lane_t, uint32_t s8, float (&acc)[4]) {
     const uint16_t *xg = reinterpret_cast<const uint16_t *>(xs) + (size_t) g * ldx;
@@ -1063,8 +1084,12 @@ __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half
         acc[3] = fmaf(tmp[3], f1, acc[3]);
     } else {
         // ue8m0 bytes 1..254 are 2^(e-127): the byte in a float's exponent field. 0 and 255 (2^-127, NaN) take
-        // e8m0_decode; a chunk has either all ordinary bytes or takes the slow path for all of them
-        if ((bytes_0_or_255(r.sg.x) | bytes_0_or_255(r.sg.y) | bytes_0_or_255(r.sg8.x) | bytes_0_or_255(r.sg8.y)) == 0) {
+        // e8m0_decode; a warp takes the slow path for the whole chunk if any of its lanes' bytes needs it (the
+        // choice must be warp-uniform: both paths issue mma.sync, which every lane must reach together).
+        // Checking cost the routed experts ~5% at 64 tokens (the check and the second copy of the loop's code)
+        if (kKnownOrdinary
+            || !__any_sync(0xffffffffu, (bytes_0_or_255(r.sg.x) | bytes_0_or_255(r.sg.y) | bytes_0_or_255(r.sg8.x)
+                                         | bytes_0_or_255(r.sg8.y)) != 0)) {
             dec_compute_fp4<true>(r, c, xg, xsc, sblk, lane_t, acc);
         } else {
             dec_compute_fp4<false>(r, c, xg, xsc, sblk, lane_t, acc);
@@ -1130,7 +1155,7 @@ __host__ __device__ constexpr size_t dec_smem(int fmt, int rows_w, int cols, int
 }
 constexpr int kDecSmemMax = 218 * 1024;  // + 8 KB static: within the 227 KB a CTA may opt into
 
-template <int FMT>
+template <int FMT, bool kKnownOrdinary>
 __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int fblocks, int stages) {
     constexpr int CH = Dec<FMT>::kChunk;
     extern __shared__ __align__(16) unsigned char dsmem[];
@@ -1192,7 +1217,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
                 DecRaw r;
                 dec_read<FMT>(ring + slot * kStageBytes, lane, r);
                 const uint32_t s8 = FMT == kFp8 && n0 < a.rows ? sc8[(n0 >> 7) * sblk + c] : 0u;
-                dec_compute<FMT>(r, c, xs, ldx, xsc, sblk, g, lt, s8, acc);
+                dec_compute<FMT, kKnownOrdinary>(r, c, xs, ldx, xsc, sblk, g, lt, s8, acc);
             }
             __syncwarp();  // every lane is done with the stage before the next step refills it
             if (++slot == stages) slot = 0;
@@ -1277,7 +1302,7 @@ bool dec_fits(const GemmArgs &a) {
     return a.m >= kDecodeTensorMinRows && tiles16 >= strata_sm_count();
 }
 
-template <int FMT>
+template <int FMT, bool kKnownOrdinary>
 cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int xrows = a.offsets ? kDecRows : a.m;
     // as many stages as shared memory holds; one CTA per SM (its 16 warps share the staged activations)
@@ -1285,7 +1310,8 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     while (stages > 2 && dec_smem(FMT, a.rows, a.cols, xrows, stages) > (size_t) kDecSmemMax) stages--;
     const size_t smem = dec_smem(FMT, a.rows, a.cols, xrows, stages);
     static const bool attr = [] {
-        return cudaFuncSetAttribute(k_dec<FMT>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax) == cudaSuccess;
+        return cudaFuncSetAttribute(k_dec<FMT, kKnownOrdinary>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax)
+               == cudaSuccess;
     }();
     if (!attr) return cudaErrorInvalidConfiguration;
     // warps per feature tile: one (each warp owns its features, no reduction and no barrier per block) unless
@@ -1301,8 +1327,17 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int fblocks = (int) blocks_of(kw);
     const int64_t works = tiles * fblocks;
     const int64_t ctas = works < slots ? works : slots;
-    k_dec<FMT><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks, stages);
+    k_dec<FMT, kKnownOrdinary><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks, stages);
     return cudaGetLastError();
+}
+
+// ---- FP4 weights into the device layout (at load) ----------------------------------------------------------
+__global__ void k_fp4_prepare(uint32_t *w, int64_t words, const uint8_t *s, int64_t sbytes, int *extraordinary) {
+    const int64_t stride = (int64_t) gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) w[i] = fp4_device_word(w[i]);
+    bool any = false;
+    for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < sbytes; i += stride) any |= s[i] == 0 || s[i] == 255;
+    if (__syncthreads_or(any) && threadIdx.x == 0) atomicOr(extraordinary, 1);
 }
 
 // ---- activation FP8 round trip (ActivationQuant.fp8RoundTrip, block 128): one warp per block ------------
@@ -1405,7 +1440,10 @@ cudaError_t launch_skinny_rows(const GemmArgs &a, cudaStream_t st) {
 cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t st) {
     // the skinny kernel's 16-byte chunks (the formats' blocks are multiples of them)
     if ((a.fmt == kFp8 && a.cols % 16 != 0) || (a.fmt == kFp4 && a.cols % 32 != 0)) return cudaErrorInvalidValue;
-    if (dec_fits(a)) return a.fmt == kFp8 ? launch_dec<kFp8>(a, st) : launch_dec<kFp4>(a, st);
+    if (dec_fits(a)) {
+        if (a.fmt == kFp8) return launch_dec<kFp8, false>(a, st);
+        return a.ordinary_scales ? launch_dec<kFp4, true>(a, st) : launch_dec<kFp4, false>(a, st);
+    }
     bool small = a.fmt == kF32 || (a.offsets ? a.tile_rows <= kGemvRows : a.m <= kSkinnyRowsMax);
     // a large bf16 matrix (the output head) at 8 rows and more: the SIMT kernel's 8-row tiles ran at half the
     // tensor-core kernel's speed there (0.93 vs 0.48 ms for the V4-Flash head at batch 8 and 64)
@@ -1428,6 +1466,26 @@ cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t st) {
 
 using namespace strata;
 
+int strata_fp4_prepare(int64_t w, int64_t w_bytes, int64_t scale, int64_t s_bytes, int *ordinary) {
+    if (w_bytes < 0 || s_bytes < 0 || w_bytes % 4 != 0 || (w & 3) != 0) return (int) cudaErrorInvalidValue;
+    int *flag = nullptr;
+    cudaError_t e = cudaMalloc(&flag, sizeof(int));
+    if (e != cudaSuccess) return (int) e;
+    int found = 0;
+    e = cudaMemset(flag, 0, sizeof(int));
+    if (e == cudaSuccess) {
+        const int64_t n = w_bytes / 4 > s_bytes ? w_bytes / 4 : s_bytes;
+        const int64_t ctas = (n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096;
+        k_fp4_prepare<<<(unsigned) (ctas > 0 ? ctas : 1), 256>>>(reinterpret_cast<uint32_t *>(w), w_bytes / 4,
+                                                                  reinterpret_cast<const uint8_t *>(scale), s_bytes, flag);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(&found, flag, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(flag);
+    if (e == cudaSuccess) *ordinary = found ? 0 : 1;
+    return (int) e;
+}
+
 int strata_act_fp8_roundtrip(int64_t x, int lda, int m, int cols, int64_t out, int ldo, int64_t stream) {
     if (m <= 0) return 0;
     if (cols % 128 != 0 || lda % 4 != 0 || ldo % 4 != 0) return (int) cudaErrorInvalidValue;
@@ -1445,7 +1503,7 @@ int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int gro
     if (quantize_input && groups != 1) return (int) cudaErrorInvalidValue;
     cudaStream_t st = (cudaStream_t) stream;
     GemmArgs a{};
-    a.fmt = fmt;
+    if (!parse_fmt(fmt, a)) return (int) cudaErrorInvalidValue;
     a.w = reinterpret_cast<const uint8_t *>(w);
     a.scale = reinterpret_cast<const uint8_t *>(scale);
     a.rows = rows;

@@ -274,12 +274,12 @@ int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride
                              int cols, int experts, int pairs, int tile_rows, int64_t offsets, int64_t tile_offsets,
                              int64_t gather, int64_t x, int lda, int64_t y, int ldy, int64_t stream) {
     if (pairs <= 0) return 0;
-    if (cols % 8 != 0 || lda % 8 != 0 || (x & 15) != 0 || fmt == kF32
+    if (cols % 8 != 0 || lda % 8 != 0 || (x & 15) != 0 || (fmt & 0xff) == kF32
         || !(tile_rows == 1 || tile_rows == 2 || tile_rows == 4 || tile_rows == kGemvRows || tile_rows == kMmaRows)) {
         return (int) cudaErrorInvalidValue;
     }
     GemmArgs a{};
-    a.fmt = fmt;
+    if (!parse_fmt(fmt, a)) return (int) cudaErrorInvalidValue;
     a.w = reinterpret_cast<const uint8_t *>(w);
     a.scale = reinterpret_cast<const uint8_t *>(scale);
     a.w_stride = w_stride;

@@ -2,11 +2,19 @@
  * Linear layers and the MoE sub-layer (linear.cu, moe.cu; included from strata_cuda.h, inside its extern "C").
  * Conventions as strata_kernels.h: device pointers and cudaStream_t as int64, cudaError_t codes returned.
  *
- * Weight formats (fmt): 0 BF16 [rows, cols]; 1 F32 [rows, cols]; 2 FP8 e4m3 [rows, cols] with ue8m0 scale
- * bytes [ceil(rows/128), ceil(cols/128)]; 3 FP4 e2m1 packed [rows, cols/2] (low nibble = even element) with
- * ue8m0 scale bytes [rows, cols/32]. Activations are bf16 with a row stride in elements; every kernel needs
- * cols % 8 == 0, lda % 8 == 0 and a 16-byte aligned x.
+ * Weight formats (the low byte of fmt): 0 BF16 [rows, cols]; 1 F32 [rows, cols]; 2 FP8 e4m3 [rows, cols] with
+ * ue8m0 scale bytes [ceil(rows/128), ceil(cols/128)]; 3 FP4 e2m1 [rows, cols/2] with ue8m0 scale bytes
+ * [rows, cols/32], the weights as strata_fp4_prepare leaves the checkpoint's bytes (two codes per byte, low
+ * nibble = even element, then the bits of every 32-bit word permuted). fmt | 0x100 (FP4 only): every scale
+ * byte is in 1..254, as strata_fp4_prepare reported; the kernels then skip checking for 0 and 255.
+ * Activations are bf16 with a row stride in elements; every kernel needs cols % 8 == 0, lda % 8 == 0 and a
+ * 16-byte aligned x.
  */
+
+/* FP4 checkpoint bytes on the device into the kernels' layout, in place: w (4-byte aligned, w_bytes % 4 == 0)
+ * holds whole rows of one or more matrices; scale their s_bytes scale bytes. Sets *ordinary = 1 when every
+ * scale byte is in 1..254 (pass fmt 3 | 0x100 then), else 0. Synchronous (load time). */
+int strata_fp4_prepare(int64_t w, int64_t w_bytes, int64_t scale, int64_t s_bytes, int *ordinary);
 
 /* out[r, :cols] = the FP8 e4m3 quantize-dequantize of x[r, :cols] per 128 channels (ue8m0 scale), bf16.
  * cols % 128 == 0; out may equal x. */

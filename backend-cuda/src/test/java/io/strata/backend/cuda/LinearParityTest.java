@@ -67,6 +67,14 @@ class LinearParityTest {
     }
 
     @Test
+    void fp4WeightsWithScaleByteZero() {
+        // a scale byte 0 is 2^-127, not a power of two in a float's exponent field: the kernels must notice
+        // (strata_fp4_prepare reports it) and take their checked path
+        check(WeightFormat.FP4_BLOCK32, 4096, 1024, 15, true);
+        check(WeightFormat.FP4_BLOCK32, 576, 1024, 16, true);
+    }
+
+    @Test
     void groupedWoA() {
         grouped(WeightFormat.BF16, 4, 256, 1000, 10);
         grouped(WeightFormat.FP8_BLOCK128, 2, 128, 1024, 11);   // the fixtures' wo_a
@@ -78,6 +86,11 @@ class LinearParityTest {
     }
 
     private static Weights weights(WeightFormat f, int rows, int cols, Random rnd) {
+        return weights(f, rows, cols, rnd, false);
+    }
+
+    /** zeroScales: every 61st FP4 scale byte is 0 (2^-127). */
+    private static Weights weights(WeightFormat f, int rows, int cols, Random rnd, boolean zeroScales) {
         return switch (f) {
             case BF16 -> {
                 byte[] w = new byte[2 * rows * cols];
@@ -118,7 +131,7 @@ class LinearParityTest {
                 rnd.nextBytes(w);
                 byte[] s = new byte[rows * (cols / 32)];
                 for (int i = 0; i < s.length; i++) {
-                    s[i] = (byte) (118 + rnd.nextInt(4));
+                    s[i] = (byte) (zeroScales && i % 61 == 7 ? 0 : 118 + rnd.nextInt(4));
                 }
                 Fp4Linear lin = new Fp4Linear(segment(w), segment(s), rows, cols);
                 float[] row = new float[cols];
@@ -169,11 +182,16 @@ class LinearParityTest {
     }
 
     private void check(WeightFormat f, int rows, int cols, long seed) {
+        check(f, rows, cols, seed, false);
+    }
+
+    private void check(WeightFormat f, int rows, int cols, long seed, boolean zeroScales) {
         Random rnd = new Random(seed);
-        Weights w = weights(f, rows, cols, rnd);
+        Weights w = weights(f, rows, cols, rnd, zeroScales);
         try (DeviceBuffer dw = DeviceBuffer.of(w.weight());
              DeviceBuffer ds = w.scale() == null ? null : DeviceBuffer.of(w.scale())) {
-            DeviceMatrix dm = new DeviceMatrix(f, dw.address(), ds == null ? 0 : ds.address(), rows, cols);
+            DeviceMatrix dm = DeviceMatrix.ofCheckpointBytes(f, dw.address(), ds == null ? 0 : ds.address(), rows, cols, 1);
+            assertThat(dm.ordinaryScales()).as("ordinary scales").isEqualTo(f == WeightFormat.FP4_BLOCK32 && !zeroScales);
             for (int m : BATCHES) {
                 float[] x = activations(m, cols, rnd);
                 float[] cpuBf16 = new float[m * rows];
@@ -232,7 +250,7 @@ class LinearParityTest {
         }
         try (DeviceBuffer dw = DeviceBuffer.of(all);
              DeviceBuffer ds = allScale == null ? null : DeviceBuffer.of(allScale)) {
-            DeviceMatrix dm = new DeviceMatrix(f, dw.address(), ds == null ? 0 : ds.address(), rows, groupIn);
+            DeviceMatrix dm = DeviceMatrix.ofCheckpointBytes(f, dw.address(), ds == null ? 0 : ds.address(), rows, groupIn, 1);
             for (int m : BATCHES) {
                 int in = groups * groupIn;
                 float[] x = activations(m, in, rnd);

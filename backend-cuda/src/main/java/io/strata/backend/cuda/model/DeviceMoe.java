@@ -188,7 +188,7 @@ public final class DeviceMoe {
     private void expert(ExpertMatrices w, long x, int lda, long gather, long y, int ldy, int pairs, int tileRows,
                         Layout l, long ws, long stream) {
         DeviceMatrix d = w.first();
-        CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.format().ordinal(), d.weight(), d.scale(),
+        CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(),
             w.weightStride(), w.scaleStride(), d.rows(), d.cols(), experts, pairs, tileRows, ws + l.offsets,
             ws + l.tileOffsets, gather, x, lda, y, ldy, stream), "strata_moe_expert_linear");
     }

@@ -34,7 +34,7 @@ public record ExpertMatrices(DeviceMatrix first, int experts, long weightStride,
         }
         long w = store.concat(weights).address();
         long s = scales.isEmpty() ? 0 : store.concat(scales).address();
-        DeviceMatrix first = new DeviceMatrix(format, w, s, out, in);
+        DeviceMatrix first = DeviceMatrix.ofCheckpointBytes(format, w, s, out, in, experts);
         return new ExpertMatrices(first, experts, format.weightBytes(out, in), format.scaleBytes(out, in));
     }
 

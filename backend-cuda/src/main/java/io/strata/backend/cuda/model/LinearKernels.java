@@ -61,7 +61,7 @@ public final class LinearKernels {
             }
             default -> throw new IllegalArgumentException("grouped linear supports BF16 and FP8, not " + w.format());
         }
-        DeviceMatrix perGroup = new DeviceMatrix(w.format(), w.weight(), w.scale(), oLora, w.cols());
+        DeviceMatrix perGroup = w.reshaped(oLora, w.cols());
         run(perGroup, groups, x, lda, m, y, ldy, true, false, workspace, stream);
     }
 
@@ -82,7 +82,7 @@ public final class LinearKernels {
             throw new IllegalArgumentException("linear needs in features % 8 == 0, lda % 8 == 0 and a 16-byte aligned x"
                 + " (in=" + w.cols() + ", lda=" + lda + ")");
         }
-        CudaRuntime.check(CudaNative.strata_linear(w.format().ordinal(), w.weight(), w.scale(), w.rows(), w.cols(),
+        CudaRuntime.check(CudaNative.strata_linear(w.fmtCode(), w.weight(), w.scale(), w.rows(), w.cols(),
             groups, x, lda, m, y, ldy, bf16Out ? 1 : 0, quantize ? 1 : 0, workspace, stream), "strata_linear");
     }
 

@@ -1,8 +1,9 @@
 package io.strata.backend.cuda.model;
 
 /**
- * How a weight matrix {@code [rows, cols]} is stored on the device (byte for byte as in the checkpoint). The
- * ordinals are the {@code fmt} codes of {@code strata_linear.h}: do not reorder.
+ * How a weight matrix {@code [rows, cols]} is stored in the checkpoint and on the device (byte for byte, but for
+ * FP4's bit order within 32-bit words: {@link DeviceMatrix}). The ordinals are the {@code fmt} codes of
+ * {@code strata_linear.h}: do not reorder.
  */
 public enum WeightFormat {
     /** bf16 {@code [rows, cols]}. */

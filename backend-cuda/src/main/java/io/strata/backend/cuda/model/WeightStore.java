@@ -9,7 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The device copies of a model's weights, byte for byte in their checkpoint formats (no up-conversion):
+ * The device copies of a model's weights, byte for byte in their checkpoint formats (no up-conversion; FP4
+ * words are then rearranged in place by {@link DeviceMatrix#ofCheckpointBytes}):
  * every buffer it hands out is freed by {@link #close()}, and {@link #bytes()} is what the weights hold.
  */
 public final class WeightStore implements AutoCloseable {

@@ -181,6 +181,9 @@ public final class CudaNative {
 
     // ---- linears and MoE (see strata_linear.h for the argument contract) ----
 
+    public static native int strata_fp4_prepare(@Cast("int64_t") long w, @Cast("int64_t") long wBytes,
+            @Cast("int64_t") long scale, @Cast("int64_t") long sBytes, int[] ordinary);
+
     public static native int strata_act_fp8_roundtrip(@Cast("int64_t") long x, int lda, int m, int cols,
             @Cast("int64_t") long out, int ldo, @Cast("int64_t") long stream);
 
