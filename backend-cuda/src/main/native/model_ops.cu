@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include "strata_cuda.h"
 #include "numerics.cuh"
 
@@ -138,62 +139,162 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
 constexpr int kMixSplitWidth = 1024;  // columns per CTA: 256 threads x 4
 constexpr int kMaxMixSplits = 64;
 constexpr int kPartialStride = 32;    // floats per (token, split): kMaxMix + 1 rounded up
+constexpr int kMixTokens = 2;         // tokens per CTA from kMixTokensMin tokens (4: 128 registers and spills)
+constexpr int kMixTokensMin = 64;
 
 inline int mix_splits(int width) {
     int s = (width + kMixSplitWidth - 1) / kMixSplitWidth;
     return s < 1 ? 1 : (s > kMaxMixSplits ? kMaxMixSplits : s);
 }
 
-template <int ROWS>
-__global__ void __launch_bounds__(kThreads) k_hc_mix_partials(const uint16_t *h, const int *src, const float *fn,
-                                                              int rows, int width, float *partials) {
-    __shared__ float red[kThreads / 32][ROWS + 1];
-    const int split = blockIdx.x, splits = gridDim.x, i = blockIdx.y;
-    const int token = src ? src[i] : i;
-    const uint16_t *ht = h + (int64_t) token * width;
+// The sub-layer output folded back into the streams (k_hc_post's arithmetic) when the partials kernel computes
+// them itself: y bf16 [n, dim], res bf16 [n, hc*dim], mix as the previous pre wrote it.
+struct PostSource {
+    const uint16_t *y, *res;
+    const float *mix;
+    int hc, dim;
+};
+
+// Four streams values h[t, c..c+3] (one stream: dim % 4 == 0) of the post, bf16-rounded as k_hc_post stores them.
+__device__ __forceinline__ uint2 post_values(const PostSource &p, int t, int c) {
+    const int k = c / p.dim, d = c - k * p.dim, mw = 2 * p.hc + p.hc * p.hc;
+    const float *m = p.mix + (int64_t) t * mw;
+    const float post = m[p.hc + k];
+    const uint2 yr = *reinterpret_cast<const uint2 *>(p.y + (int64_t) t * p.dim + d);
+    uint2 rr[kMaxHc];
+#pragma unroll
+    for (int j = 0; j < kMaxHc; j++) {
+        if (j < p.hc) rr[j] = *reinterpret_cast<const uint2 *>(p.res + ((int64_t) t * p.hc + j) * p.dim + d);
+    }
+    uint16_t out[4];
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        auto half = [e](uint2 v) { const uint32_t w = e < 2 ? v.x : v.y; return (e & 1) ? w >> 16 : w & 0xffffu; };
+        const float sv = __fmul_rn(post, bf16_bits_to_float((uint16_t) half(yr)));
+        float acc = 0.f;
+#pragma unroll
+        for (int j = 0; j < kMaxHc; j++) {
+            if (j < p.hc) acc = __fadd_rn(acc, __fmul_rn(m[2 * p.hc + j * p.hc + k], bf16_bits_to_float((uint16_t) half(rr[j]))));
+        }
+        out[e] = float_to_bf16_bits(__fadd_rn(sv, acc));
+    }
+    return make_uint2(out[0] | ((uint32_t) out[1] << 16), out[2] | ((uint32_t) out[3] << 16));
+}
+
+// TT tokens per CTA: each fn value loaded is used for all of them (at 64 tokens and more the mixes otherwise read
+// the 1.5 MB of fn from L2 once per token); every token's sums are taken in exactly the order of TT = 1.
+// POST: h is not read but written: its values are the post of the sub-layer before (post), computed here so the
+// post needs no kernel and no pass of its own (needs width % 4 == 0 and dim % 4 == 0, and src == nullptr).
+template <int ROWS, int TT, bool POST>
+__global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(const uint16_t *h, const int *src, const float *fn,
+                                                              int rows, int width, int n, float *partials,
+                                                              PostSource post) {
+    __shared__ float red[TT][kThreads / 32][ROWS + 1];
+    const int split = blockIdx.x, splits = gridDim.x, i0 = blockIdx.y * TT;
+    const int count = min(TT, n - i0);
+    const uint16_t *ht[TT];
+#pragma unroll
+    for (int t = 0; t < TT; t++) {
+        const int i = i0 + (t < count ? t : 0);  // rows past n repeat the first (their sums are not stored)
+        ht[t] = h + (int64_t) (src ? src[i] : i) * width;
+    }
     const int chunk = ((width + splits - 1) / splits + 3) & ~3;
     const int lo = split * chunk, hi = min(width, lo + chunk);
-    float acc[ROWS + 1];
+    float acc[TT][ROWS + 1];
 #pragma unroll
-    for (int r = 0; r <= ROWS; r++) acc[r] = 0.f;
+    for (int t = 0; t < TT; t++) {
+#pragma unroll
+        for (int r = 0; r <= ROWS; r++) acc[t][r] = 0.f;
+    }
     if ((width & 3) == 0) {
         for (int c = lo + threadIdx.x * 4; c < hi; c += kThreads * 4) {
-            const uint2 raw = *reinterpret_cast<const uint2 *>(ht + c);
-            const float v[4] = {__uint_as_float(raw.x << 16), __uint_as_float(raw.x & 0xffff0000u),
-                                __uint_as_float(raw.y << 16), __uint_as_float(raw.y & 0xffff0000u)};
+            float v[TT][4];
+#pragma unroll
+            for (int t = 0; t < TT; t++) {
+                uint2 raw;
+                if constexpr (POST) {
+                    raw = post_values(post, i0 + (t < count ? t : 0), c);
+                    if (t < count) *reinterpret_cast<uint2 *>(const_cast<uint16_t *>(ht[t]) + c) = raw;
+                } else {
+                    raw = *reinterpret_cast<const uint2 *>(ht[t] + c);
+                }
+                v[t][0] = __uint_as_float(raw.x << 16);
+                v[t][1] = __uint_as_float(raw.x & 0xffff0000u);
+                v[t][2] = __uint_as_float(raw.y << 16);
+                v[t][3] = __uint_as_float(raw.y & 0xffff0000u);
+            }
 #pragma unroll
             for (int r = 0; r < ROWS; r++) {
                 if (r < rows) {
                     const float4 f = __ldg(reinterpret_cast<const float4 *>(fn + (int64_t) r * width + c));
-                    acc[r] = __fmaf_rn(f.w, v[3], __fmaf_rn(f.z, v[2], __fmaf_rn(f.y, v[1], __fmaf_rn(f.x, v[0], acc[r]))));
+#pragma unroll
+                    for (int t = 0; t < TT; t++) {
+                        acc[t][r] = __fmaf_rn(f.w, v[t][3], __fmaf_rn(f.z, v[t][2], __fmaf_rn(f.y, v[t][1],
+                                              __fmaf_rn(f.x, v[t][0], acc[t][r]))));
+                    }
                 }
             }
 #pragma unroll
-            for (int j = 0; j < 4; j++) acc[ROWS] = __fmaf_rn(v[j], v[j], acc[ROWS]);
+            for (int t = 0; t < TT; t++) {
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc[t][ROWS] = __fmaf_rn(v[t][j], v[t][j], acc[t][ROWS]);
+            }
         }
     } else {
         for (int c = lo + threadIdx.x; c < hi; c += kThreads) {
-            const float v = load_bf16(ht + c);
 #pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                if (r < rows) acc[r] = __fmaf_rn(__ldg(fn + (int64_t) r * width + c), v, acc[r]);
+            for (int t = 0; t < TT; t++) {
+                const float v = load_bf16(ht[t] + c);
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) {
+                    if (r < rows) acc[t][r] = __fmaf_rn(__ldg(fn + (int64_t) r * width + c), v, acc[t][r]);
+                }
+                acc[t][ROWS] = __fmaf_rn(v, v, acc[t][ROWS]);
             }
-            acc[ROWS] = __fmaf_rn(v, v, acc[ROWS]);
         }
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
-    for (int r = 0; r <= ROWS; r++) {
-        float v = group_sum<32>(acc[r]);
-        if (lane == 0) red[warp][r] = v;
+    for (int t = 0; t < TT; t++) {
+#pragma unroll
+        for (int r = 0; r <= ROWS; r++) {
+            float v = group_sum<32>(acc[t][r]);
+            if (lane == 0) red[t][warp][r] = v;
+        }
     }
     __syncthreads();
-    if (threadIdx.x <= ROWS && (threadIdx.x < rows || threadIdx.x == ROWS)) {
-        float s = 0.f;
-        for (int w = 0; w < kThreads / 32; w++) s = __fadd_rn(s, red[w][threadIdx.x]);
-        float *dst = partials + ((int64_t) i * splits + split) * kPartialStride;
-        dst[threadIdx.x == ROWS ? kPartialStride - 1 : threadIdx.x] = s;
+    for (int k = threadIdx.x; k < count * (ROWS + 1); k += kThreads) {
+        const int t = k / (ROWS + 1), r = k % (ROWS + 1);
+        if (r < rows || r == ROWS) {
+            float s = 0.f;
+            for (int w = 0; w < kThreads / 32; w++) s = __fadd_rn(s, red[t][w][r]);
+            float *dst = partials + ((int64_t) (i0 + t) * splits + split) * kPartialStride;
+            dst[r == ROWS ? kPartialStride - 1 : r] = s;
+        }
     }
+}
+
+// Tokens per CTA of the mixes' partials: kMixTokens from kMixTokensMin tokens on, else 1; STRATA_HC_MIX_TOKENS=1|2|4
+// forces one (A/B measurements). Read once.
+int mix_tokens(int n) {
+    static const int forced = [] {
+        const char *e = getenv("STRATA_HC_MIX_TOKENS");
+        const int v = e != nullptr ? atoi(e) : 0;
+        return v == 1 || v == 2 || v == 4 ? v : 0;
+    }();
+    if (forced != 0) return forced;
+    return n >= kMixTokensMin ? kMixTokens : 1;
+}
+
+// The mixes' partials of n token rows (with post.y != nullptr: of the post they compute and store into h).
+template <int ROWS, bool POST>
+void launch_mix_partials(const uint16_t *h, const int *src, const float *fn, int rows, int width, int n,
+                         float *partials, PostSource post, cudaStream_t st) {
+    const int splits = mix_splits(width), tt = mix_tokens(n);
+    const dim3 grid(splits, (n + tt - 1) / tt);
+    if (tt == 4) k_hc_mix_partials<ROWS, 4, POST><<<grid, kThreads, 0, st>>>(h, src, fn, rows, width, n, partials, post);
+    else if (tt == 2) k_hc_mix_partials<ROWS, 2, POST><<<grid, kThreads, 0, st>>>(h, src, fn, rows, width, n, partials, post);
+    else k_hc_mix_partials<ROWS, 1, POST><<<grid, kThreads, 0, st>>>(h, src, fn, rows, width, n, partials, post);
 }
 
 // Sums the splits' partials in split order (the same order whatever the stream or graph): mixes[r] =
@@ -412,8 +513,8 @@ int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t no
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
     const int width = hc * dim, splits = mix_splits(width);
-    k_hc_mix_partials<kMaxMix><<<dim3(splits, num_tokens), kThreads, 0, as_stream(stream)>>>(
-        (const uint16_t *) h, nullptr, (const float *) fn, (2 + hc) * hc, width, (float *) partials);
+    launch_mix_partials<kMaxMix, false>((const uint16_t *) h, nullptr, (const float *) fn, (2 + hc) * hc, width,
+                                        num_tokens, (float *) partials, PostSource{}, as_stream(stream));
     int err = launched();
     if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);
@@ -433,13 +534,38 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
     return launched();
 }
 
+int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t base, int64_t scale, int64_t norm,
+                       int64_t out_x, int64_t mix, int64_t partials, int num_tokens, int hc, int dim, int iters,
+                       float hc_eps, float norm_eps, int64_t stream) {
+    if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
+    if (num_tokens <= 0) return 0;
+    if (dim % 4 != 0) {  // the fused kernel takes four channels of one stream at a time
+        const int err = strata_hc_post(y, res, mix, next, num_tokens, hc, dim, stream);
+        return err != 0 ? err : strata_hc_pre(next, fn, base, scale, norm, out_x, mix, partials, num_tokens, hc, dim,
+                                              iters, hc_eps, norm_eps, stream);
+    }
+    const int width = hc * dim, splits = mix_splits(width);
+    const PostSource post{(const uint16_t *) y, (const uint16_t *) res, (const float *) mix, hc, dim};
+    launch_mix_partials<kMaxMix, true>((const uint16_t *) next, nullptr, (const float *) fn, (2 + hc) * hc, width,
+                                       num_tokens, (float *) partials, post, as_stream(stream));
+    int err = launched();
+    if (err != 0) return err;
+    size_t smem = (size_t) dim * sizeof(float);
+    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    // mix is read by the kernel above (the previous pre's) and rewritten by this one (stream order)
+    k_hc_pre<<<num_tokens, kNormThreads, smem, as_stream(stream)>>>((const uint16_t *) next, (const float *) partials,
+        splits, (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) mix,
+        hc, dim, iters, hc_eps, norm_eps);
+    return launched();
+}
+
 int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x,
                    int64_t partials, int num_rows, int hc, int dim, float hc_eps, float norm_eps, int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_rows <= 0) return 0;
     const int width = hc * dim, splits = mix_splits(width);
-    k_hc_mix_partials<kMaxHc><<<dim3(splits, num_rows), kThreads, 0, as_stream(stream)>>>(
-        (const uint16_t *) h, (const int *) rows, (const float *) fn, hc, width, (float *) partials);
+    launch_mix_partials<kMaxHc, false>((const uint16_t *) h, (const int *) rows, (const float *) fn, hc, width,
+                                       num_rows, (float *) partials, PostSource{}, as_stream(stream));
     int err = launched();
     if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);

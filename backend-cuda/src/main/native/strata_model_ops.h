@@ -29,6 +29,13 @@ int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim);
 /* next[t, k, :] = bf16(post_k * y[t, :] + sum_j comb[j][k] * res[t, j, :]); mix as hc_pre wrote it. */
 int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_tokens, int hc, int dim, int64_t stream);
 
+/* strata_hc_post(y, res, mix, next) then strata_hc_pre(next, ..., out_mix = mix) in two kernels instead of three:
+ * the post's values are computed where the mixes' dot products need them (same arithmetic, same results). mix
+ * holds the previous pre's on entry and this pre's on return. */
+int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t base, int64_t scale, int64_t norm,
+                       int64_t out_x, int64_t mix, int64_t partials, int num_tokens, int hc, int dim, int iters,
+                       float hc_eps, float norm_eps, int64_t stream);
+
 /* The head's pre (sigmoid, no Sinkhorn) and the final norm for the rows listed in rows int32 [R]:
  * out_x[i] = RMSNorm(bf16(sum_k pre_k h_{rows[i]}[k])), pre = sigmoid(mixes*scale + base) + hc_eps,
  * mixes from fn fp32 [hc, hc*dim]; scale is one fp32 value on the device; partials as strata_hc_pre's. */

@@ -151,20 +151,29 @@ final class DeviceModel {
         long moeWs = ws.get("moe", DeviceMoe.workspaceBytes(config, T));
         s.mark(StepProfile.Component.EMBEDDING);
         check(CudaNative.strata_embed(plan.tokenIds, embed, h, T, dim, hc, stream), "embedding");
+        // every post but the last is computed by the next sub-layer's pre (strata_hc_post_pre): one kernel less
+        s.mark(StepProfile.Component.HYPER_CONNECTIONS);
+        DeviceLayer first = layers.getFirst();
+        check(CudaNative.strata_hc_pre(h, first.hcAttn.fn(), first.hcAttn.base(), first.hcAttn.scale(),
+            first.attnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
         for (int l = 0; l < layers.size(); l++) {
             DeviceLayer layer = layers.get(l);
-            s.mark(StepProfile.Component.HYPER_CONNECTIONS);
-            check(CudaNative.strata_hc_pre(h, layer.hcAttn.fn(), layer.hcAttn.base(), layer.hcAttn.scale(),
-                layer.attnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
             attention(l, layer, plan, kv, ws, x, y, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
-            check(CudaNative.strata_hc_post(y, h, mix, mid, T, hc, dim, stream), "hc post (attention)");
-            check(CudaNative.strata_hc_pre(mid, layer.hcFfn.fn(), layer.hcFfn.base(), layer.hcFfn.scale(),
-                layer.ffnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream), "hc pre (ffn)");
+            check(CudaNative.strata_hc_post_pre(y, h, mid, layer.hcFfn.fn(), layer.hcFfn.base(),
+                layer.hcFfn.scale(), layer.ffnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
+                "hc post (attention) + pre (ffn)");
             s.mark(StepProfile.Component.MOE);
             layer.moe.forward(x, plan.tokenIds, T, y, moeWs, stream);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
-            check(CudaNative.strata_hc_post(y, mid, mix, next, T, hc, dim, stream), "hc post (ffn)");
+            if (l + 1 < layers.size()) {
+                DeviceLayer after = layers.get(l + 1);
+                check(CudaNative.strata_hc_post_pre(y, mid, next, after.hcAttn.fn(), after.hcAttn.base(),
+                    after.hcAttn.scale(), after.attnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
+                    "hc post (ffn) + pre (attention)");
+            } else {
+                check(CudaNative.strata_hc_post(y, mid, mix, next, T, hc, dim, stream), "hc post (ffn)");
+            }
             long tmp = h;
             h = next;
             next = tmp;

@@ -161,6 +161,12 @@ public final class CudaNative {
             @Cast("int64_t") long mix, @Cast("int64_t") long next, int numTokens, int hc, int dim,
             @Cast("int64_t") long stream);
 
+    public static native int strata_hc_post_pre(@Cast("int64_t") long y, @Cast("int64_t") long res,
+            @Cast("int64_t") long next, @Cast("int64_t") long fn, @Cast("int64_t") long base,
+            @Cast("int64_t") long scale, @Cast("int64_t") long norm, @Cast("int64_t") long outX,
+            @Cast("int64_t") long mix, @Cast("int64_t") long partials, int numTokens, int hc, int dim, int iters,
+            float hcEps, float normEps, @Cast("int64_t") long stream);
+
     public static native int strata_hc_head(@Cast("int64_t") long h, @Cast("int64_t") long rows,
             @Cast("int64_t") long fn, @Cast("int64_t") long base, @Cast("int64_t") long scale,
             @Cast("int64_t") long norm, @Cast("int64_t") long outX, @Cast("int64_t") long partials, int numRows,
