@@ -114,17 +114,15 @@ __device__ __forceinline__ size_t row_bytes(int fmt, int cols) {
     }
 }
 
-// The ue8m0 scale byte of weight (n, k): FP8 one per 128 x 128 block (sblocks = ceil(cols / 128) per block
-// row, computed once by the caller), FP4 one per row and 32 inputs.
 // FP4 weights live on the device with each 32-bit word's bits permuted (strata_fp4_prepare, at load): the
 // word of channels 0..7 (checkpoint: nibble c = channel c, sign in its bit 3) holds channel c's magnitude
 // bits and sign at
 //   c = 0: 0..2, 13   c = 1: 3..5, 14   c = 2: 6..8, 12   c = 3: 9..11, 15   and c + 4 at the same places + 16.
 // Pair j (channels j, j + 4) as f16x2 needs its magnitudes at bits 9..11 (+16) and its signs at 15 (+16):
 // pairs 2 and 3 come out with one shift and one mask, pairs 0 and 1 with two of each — 11 integer operations
-// per word instead of 15 in the checkpoint's nibble order. The routed experts' decode GEMM is bound by these
-// instructions (docs/benchmarks.md). No layout lets all four pairs take one shift: the pattern {0,1,2,6} of a
-// code's bits (magnitude, sign) cannot tile a 16-bit half word with four translates.
+// per word instead of 15 in the checkpoint's nibble order, which the routed experts' decode GEMM was bound by
+// (docs/benchmarks.md). No layout lets all four pairs take one shift: the pattern {0,1,2,6} of a code's bits
+// (magnitude, sign) cannot tile a 16-bit half word with four translates.
 constexpr uint32_t kF16Mag2 = 0x0E000E00u, kF16Sign2 = 0x80008000u;
 
 // Channels j (low half) and j + 4 (high half) of a device FP4 word, as f16 times 2^-14: an e2m1 code's bits
@@ -164,6 +162,8 @@ __device__ __forceinline__ void fp4x8_to_float(uint32_t v, float *f) {
     }
 }
 
+// The ue8m0 scale byte of weight (n, k): FP8 one per 128 x 128 block (sblocks = ceil(cols / 128) per block
+// row, computed once by the caller), FP4 one per row and 32 inputs.
 template <int FMT>
 __device__ __forceinline__ uint8_t scale_byte(const uint8_t *s, int n, int k, int cols, int sblocks) {
     if constexpr (FMT == kFp8) return __ldg(s + (size_t) (n >> 7) * sblocks + (k >> 7));
