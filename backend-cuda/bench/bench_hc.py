@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The hyper-connection steps at V4-Flash's width (hc 4 x 4096), each timed alone by CUDA events over a CUDA
-graph of 20 calls: the pre (strata_hc_pre: the mixes' partial dot products, then Sinkhorn and the pre-mix
-RMSNorm), the post then the pre (strata_hc_post + strata_hc_pre), and both fused (strata_hc_post_pre). Prints a
-digest of the outputs, so runs with different kernel choices (STRATA_HC_MIX_TOKENS=1|2|4) can be compared bit
-for bit, and checks the fused step against the two it replaces.
+"""The hyper-connection steps at V4-Flash's width (hc 4 x 4096), each timed alone (bench_kernels.time_graph: the
+median of five replays of a CUDA graph of 20 calls): the pre (strata_hc_pre: the mixes' partial dot products,
+then Sinkhorn and the pre-mix RMSNorm), the post then the pre (strata_hc_post + strata_hc_pre), and both fused
+(strata_hc_post_pre). Prints a digest of the outputs, so runs with different kernel choices
+(STRATA_HC_MIX_TOKENS=1|2|4) can be compared bit for bit, and checks the fused step against the two it replaces.
 
 usage: STRATA_HC_MIX_TOKENS=4 python3 bench_hc.py --lib libstrata_cuda.so [--tokens 1,8,64,256]
 """
@@ -12,6 +12,8 @@ import ctypes
 import hashlib
 
 import torch
+
+from bench_kernels import time_graph  # median µs per call of a CUDA graph of the calls
 
 I64, I32, F = ctypes.c_int64, ctypes.c_int, ctypes.c_float
 HC, DIM, ITERS = 4, 4096, 20
@@ -48,59 +50,42 @@ def main():
         next_a, next_b = torch.empty_like(h), torch.empty_like(h)
         x_a, x_b = torch.empty_like(out_x), torch.empty_like(out_x)
         mix_a, mix_b = mix0.clone(), mix0.clone()
-        s = torch.cuda.Stream()
 
         def ok(rc):
             assert rc == 0, rc
 
-        def pre():
+        def st():
+            return torch.cuda.current_stream().cuda_stream
+
+        def pre(_=None):
             ok(lib.strata_hc_pre(h.data_ptr(), fn.data_ptr(), base.data_ptr(), scale.data_ptr(), norm.data_ptr(),
                                  out_x.data_ptr(), out_mix.data_ptr(), part.data_ptr(), n, HC, DIM, ITERS, 1e-6, 1e-6,
-                                 s.cuda_stream))
+                                 st()))
 
-        def post_then_pre():
+        def post_then_pre(_=None):
             ok(lib.strata_hc_post(y.data_ptr(), h.data_ptr(), mix_a.data_ptr(), next_a.data_ptr(), n, HC, DIM,
-                                  s.cuda_stream))
+                                  st()))
             ok(lib.strata_hc_pre(next_a.data_ptr(), fn.data_ptr(), base.data_ptr(), scale.data_ptr(), norm.data_ptr(),
                                  x_a.data_ptr(), mix_a.data_ptr(), part.data_ptr(), n, HC, DIM, ITERS, 1e-6, 1e-6,
-                                 s.cuda_stream))
+                                 st()))
 
-        def fused():
+        def fused(_=None):
             ok(lib.strata_hc_post_pre(y.data_ptr(), h.data_ptr(), next_b.data_ptr(), fn.data_ptr(), base.data_ptr(),
                                       scale.data_ptr(), norm.data_ptr(), x_b.data_ptr(), mix_b.data_ptr(),
-                                      part.data_ptr(), n, HC, DIM, ITERS, 1e-6, 1e-6, s.cuda_stream))
-        with torch.cuda.stream(s):
-            pre()
-            post_then_pre()
-            fused()
+                                      part.data_ptr(), n, HC, DIM, ITERS, 1e-6, 1e-6, st()))
+        pre()
+        post_then_pre()
+        fused()
         torch.cuda.synchronize()
         same = (torch.equal(next_a.view(torch.int16), next_b.view(torch.int16))
                 and torch.equal(x_a.view(torch.int16), x_b.view(torch.int16))
                 and torch.equal(mix_a.view(torch.int32), mix_b.view(torch.int32)))
         digest = hashlib.sha1(out_x.view(torch.int16).cpu().numpy().tobytes()
                               + out_mix.view(torch.int32).cpu().numpy().tobytes()).hexdigest()[:16]
-        times = []
-        for fnc in (pre, post_then_pre, fused):
-            # mixes are rewritten by every call: time from fixed inputs (the values do not change the work)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, stream=s):
-                for _ in range(20):
-                    fnc()
-            graph.replay()
-            torch.cuda.synchronize()
-            ts = []
-            for _ in range(7):
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                graph.replay()
-                e1.record()
-                torch.cuda.synchronize()
-                ts.append(e0.elapsed_time(e1) * 1e3 / 20)
-            ts.sort()
-            times.append(ts)
-        print(f"tokens {n:4d}: pre {times[0][3]:7.2f} us (min {times[0][0]:.2f}, max {times[0][-1]:.2f}); "
-              f"post + pre {times[1][3]:7.2f} us; fused {times[2][3]:7.2f} us; pre outputs {digest}; "
-              f"fused equals post + pre: {same}", flush=True)
+        # mixes are rewritten by every call: timed from the inputs as they are then (values do not change the work)
+        t_pre, t_post_pre, t_fused = (time_graph(f, [None] * 20, 1) for f in (pre, post_then_pre, fused))
+        print(f"tokens {n:4d}: pre {t_pre:7.2f} us; post + pre {t_post_pre:7.2f} us; fused {t_fused:7.2f} us; "
+              f"pre outputs {digest}; fused equals post + pre: {same}", flush=True)
 
 
 if __name__ == "__main__":

@@ -203,8 +203,9 @@ def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0):
     x = (torch.randn(m, cols, device=dev) * 0.5).to(torch.bfloat16)
     y = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
     code = fmt
-    w_ckpt = w[0].clone()  # the checkpoint bytes of copy 0, for the reference below
+    w_ckpt = w[0]  # the checkpoint bytes of copy 0, for the reference below
     if fmt == FP4:
+        w_ckpt = w[0].clone()
         for i in range(copies):
             code = fp4_prepare(lib, w[i], s[i])
 

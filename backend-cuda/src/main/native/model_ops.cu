@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
 #pragma unroll
         for (int r = 0; r <= ROWS; r++) acc[t][r] = 0.f;
     }
-    if ((width & 3) == 0) {
+    if (POST || (width & 3) == 0) {  // POST: the host guarantees width % 4 == 0
         for (int c = lo + threadIdx.x * 4; c < hi; c += kThreads * 4) {
             float v[TT][4];
 #pragma unroll
@@ -507,22 +507,37 @@ int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim) {
     return (int64_t) (num_tokens > 0 ? num_tokens : 0) * mix_splits(hc * dim) * kPartialStride * sizeof(float);
 }
 
+// The pre of strata_hc_pre and strata_hc_post_pre: the mixes' partials of h (with post.y set: of the post, which
+// the partials kernel computes and stores into h), then Sinkhorn and the pre-mix norm per token. out_mix may be
+// post.mix: the second kernel rewrites it after the first has read it (stream order).
+static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base, int64_t scale, int64_t norm,
+                  int64_t out_x, int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim, int iters,
+                  float hc_eps, float norm_eps, int64_t stream) {
+    const int width = hc * dim, splits = mix_splits(width);
+    if (post.y != nullptr) {
+        launch_mix_partials<kMaxMix, true>(h, nullptr, (const float *) fn, (2 + hc) * hc, width, num_tokens,
+                                           (float *) partials, post, as_stream(stream));
+    } else {
+        launch_mix_partials<kMaxMix, false>(h, nullptr, (const float *) fn, (2 + hc) * hc, width, num_tokens,
+                                            (float *) partials, post, as_stream(stream));
+    }
+    int err = launched();
+    if (err != 0) return err;
+    size_t smem = (size_t) dim * sizeof(float);
+    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    k_hc_pre<<<num_tokens, kNormThreads, smem, as_stream(stream)>>>(h, (const float *) partials, splits,
+        (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
+        dim, iters, hc_eps, norm_eps);
+    return launched();
+}
+
 int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_mix,
                   int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps,
                   int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
-    const int width = hc * dim, splits = mix_splits(width);
-    launch_mix_partials<kMaxMix, false>((const uint16_t *) h, nullptr, (const float *) fn, (2 + hc) * hc, width,
-                                        num_tokens, (float *) partials, PostSource{}, as_stream(stream));
-    int err = launched();
-    if (err != 0) return err;
-    size_t smem = (size_t) dim * sizeof(float);
-    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    k_hc_pre<<<num_tokens, kNormThreads, smem, as_stream(stream)>>>((const uint16_t *) h, (const float *) partials, splits,
-        (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
-        dim, iters, hc_eps, norm_eps);
-    return launched();
+    return hc_pre((uint16_t *) h, PostSource{}, fn, base, scale, norm, out_x, out_mix, partials, num_tokens, hc, dim,
+                  iters, hc_eps, norm_eps, stream);
 }
 
 int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_tokens, int hc, int dim, int64_t stream) {
@@ -544,19 +559,9 @@ int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t
         return err != 0 ? err : strata_hc_pre(next, fn, base, scale, norm, out_x, mix, partials, num_tokens, hc, dim,
                                               iters, hc_eps, norm_eps, stream);
     }
-    const int width = hc * dim, splits = mix_splits(width);
     const PostSource post{(const uint16_t *) y, (const uint16_t *) res, (const float *) mix, hc, dim};
-    launch_mix_partials<kMaxMix, true>((const uint16_t *) next, nullptr, (const float *) fn, (2 + hc) * hc, width,
-                                       num_tokens, (float *) partials, post, as_stream(stream));
-    int err = launched();
-    if (err != 0) return err;
-    size_t smem = (size_t) dim * sizeof(float);
-    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    // mix is read by the kernel above (the previous pre's) and rewritten by this one (stream order)
-    k_hc_pre<<<num_tokens, kNormThreads, smem, as_stream(stream)>>>((const uint16_t *) next, (const float *) partials,
-        splits, (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) mix,
-        hc, dim, iters, hc_eps, norm_eps);
-    return launched();
+    return hc_pre((uint16_t *) next, post, fn, base, scale, norm, out_x, mix, partials, num_tokens, hc, dim, iters,
+                  hc_eps, norm_eps, stream);
 }
 
 int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x,

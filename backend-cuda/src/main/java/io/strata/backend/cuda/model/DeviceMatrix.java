@@ -15,7 +15,7 @@ public record DeviceMatrix(WeightFormat format, long weight, long scale, int row
 
     /** The {@code fmt} code of {@code strata_linear.h}: the format's ordinal, plus the ordinary-scales flag. */
     public int fmtCode() {
-        return format.ordinal() | (ordinaryScales && format == WeightFormat.FP4_BLOCK32 ? 0x100 : 0);
+        return format.ordinal() | (ordinaryScales ? 0x100 : 0);  // only FP4 matrices are ever marked
     }
 
     /** {@code {prefix}.weight} (+ {@code {prefix}.scale}) of an {@code [out, in]} linear; the dtype decides the format. */
