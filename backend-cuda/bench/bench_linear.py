@@ -34,6 +34,10 @@ def load(path):
     if hasattr(lib, "strata_fp4_prepare"):  # libraries before it read the checkpoint's FP4 bytes as they are
         lib.strata_fp4_prepare.restype = I32
         lib.strata_fp4_prepare.argtypes = [I64, I64, I64, I64, ctypes.POINTER(ctypes.c_int)]
+    if hasattr(lib, "strata_moe_expert_linear_pair"):  # w1 and w3 in one launch (libraries from 2 Dec 2026)
+        lib.strata_moe_expert_linear_pair.restype = I32
+        lib.strata_moe_expert_linear_pair.argtypes = [I32, I64, I64, I64, I64, I64, I64, I32, I32, I32, I32, I32, I64,
+                                                      I64, I64, I64, I32, I64, I64, I32, I64]
     lib.strata_moe_tile_rows.restype = I32
     lib.strata_moe_tile_rows.argtypes = [I32, I32, I32]
     return lib
@@ -178,8 +182,9 @@ def plain(lib, name, fmt, rows, cols, m, groups=1):
     return out
 
 
-def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0):
-    """pad: bytes between one expert's weights and the next (the engine stacks them with none)."""
+def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0, paired=False):
+    """pad: bytes between one expert's weights and the next (the engine stacks them with none). paired: a second
+    matrix of the same shape (w3 beside w1) in the same launch; its outputs must equal two single launches'."""
     pairs = m * TOPK
     tile = tile or lib.strata_moe_tile_rows(m, TOPK, EXPERTS)
     data, scale = weight_bytes(fmt, rows, cols)
@@ -208,29 +213,64 @@ def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0):
         w_ckpt = w[0].clone()
         for i in range(copies):
             code = fp4_prepare(lib, w[i], s[i])
+    if paired:
+        w3, s3 = random_weight(fmt, rows * EXPERTS, cols, copies)
+        if pad:
+            w3 = torch.cat([w3.view(copies, EXPERTS, data),
+                            torch.zeros(copies, EXPERTS, pad, dtype=torch.uint8, device=dev)], 2).view(copies, EXPERTS * stride)
+        if fmt == FP4:
+            for i in range(copies):
+                if fp4_prepare(lib, w3[i], s3[i]) != code:
+                    raise SystemExit(f"{name}: the two matrices' scale flags differ")
+        y3 = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
+
+    def single(wi, si, xx, yy, st):
+        check(lib.strata_moe_expert_linear(code, wi.data_ptr(), si.data_ptr(), stride, scale, rows, cols, EXPERTS, pairs,
+                                           tile, off.data_ptr(), toff.data_ptr(), gather.data_ptr(), xx.data_ptr(), cols,
+                                           yy.data_ptr(), rows, st), name)
+
+    def pair(i, xx, st):
+        check(lib.strata_moe_expert_linear_pair(code, w[i].data_ptr(), s[i].data_ptr(), w3[i].data_ptr(), s3[i].data_ptr(),
+                                                stride, scale, rows, cols, EXPERTS, pairs, tile, off.data_ptr(),
+                                                toff.data_ptr(), gather.data_ptr(), xx.data_ptr(), cols, y.data_ptr(),
+                                                y3.data_ptr(), rows, st), name)
 
     def call(i):
-        return lambda st: check(lib.strata_moe_expert_linear(code, w[i].data_ptr(), s[i].data_ptr(), stride, scale, rows,
-                                                             cols, EXPERTS, pairs, tile, off.data_ptr(),
-                                                             toff.data_ptr(), gather.data_ptr(), x.data_ptr(), cols,
-                                                             y.data_ptr(), rows, st), name)
+        return (lambda st: pair(i, x, st)) if paired else (lambda st: single(w[i], s[i], x, y, st))
     t = timed([call(i) for i in range(copies)])
+    same = None
+    if paired:  # the paired launch's two outputs against one launch per matrix, bit for bit
+        st = torch.cuda.current_stream().cuda_stream
+        ya, yb = torch.full_like(y, float("nan")), torch.full_like(y3, float("nan"))
+        y.fill_(float("nan"))
+        y3.fill_(float("nan"))
+        single(w[0], s[0], x, ya, st)
+        single(w3[0], s3[0], x, yb, st)
+        pair(0, x, st)
+        torch.cuda.synchronize()
+        same = bool(torch.equal(y.view(torch.int16), ya.view(torch.int16))
+                    and torch.equal(y3.view(torch.int16), yb.view(torch.int16)))
     # every slot against float64 products (copy 0's weights; the activations were FP8-round-tripped by the
     # layer before, so x is round-tripped here first)
     xq = fp8_round_trip(x)
     y.fill_(float("nan"))
     torch.cuda.synchronize()
-    check(lib.strata_moe_expert_linear(code, w[0].data_ptr(), s[0].data_ptr(), stride, scale, rows, cols, EXPERTS, pairs,
-                                       tile, off.data_ptr(), toff.data_ptr(), gather.data_ptr(), xq.data_ptr(), cols,
-                                       y.data_ptr(), rows, torch.cuda.current_stream().cuda_stream), name)
+    if paired:
+        pair(0, xq, torch.cuda.current_stream().cuda_stream)
+    else:
+        single(w[0], s[0], xq, y, torch.cuda.current_stream().cuda_stream)
     torch.cuda.synchronize()
     err = 0.0
     for e in sorted(set(ids))[:16]:
         wd = dequant(fmt, w_ckpt[e * stride:e * stride + data], s[0][e * scale:(e + 1) * scale], rows, cols)
         for slot in range(offsets[e], offsets[e + 1]):
             err = max(err, rel_err(y[slot], xq[gather[slot].item()].double() @ wd.T))
-    return {"name": name, "fmt": fmt, "rows": rows, "cols": cols, "m": m, "tile_rows": tile,
-            "experts_touched": sum(1 for c in counts if c), "bytes": touched, "s": t, "vs_float64": err}
+    out = {"name": name, "fmt": fmt, "rows": rows, "cols": cols, "m": m, "tile_rows": tile,
+           "experts_touched": sum(1 for c in counts if c), "bytes": touched * (2 if paired else 1), "s": t,
+           "vs_float64": err}
+    if paired:
+        out["paired_equals_single"] = same
+    return out
 
 
 def main():
@@ -260,6 +300,8 @@ def main():
             lambda: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m),
             lambda: experts(lib, "experts w2 (fp4)", FP4, DIM, INTER, m),
         ]
+        if hasattr(lib, "strata_moe_expert_linear_pair"):
+            cases.append(lambda: experts(lib, "experts w1+w3 pair", FP4, INTER, DIM, m, paired=True))
         if a.plain_only:
             cases = cases[:8]
         elif a.experts_only:
@@ -278,6 +320,8 @@ def main():
             if "row0_vs_m1" in r:
                 extra += f" (row 0 vs m=1: {r['row0_vs_m1']:.1e} of max)"
             extra += f" vs float64: {r['vs_float64']:.1e} of max"
+            if "paired_equals_single" in r:
+                extra += f", outputs {'equal' if r['paired_equals_single'] else 'DIFFERENT'} to single launches"
             if "nan_counts" in r:
                 extra += f" input elements changed {r['input_elements_changed']}, NaN counts {r['nan_counts']}"
             print(f"m={m:<3} {r['name']:<18} {r['rows']:>6}x{r['cols']:<5} {r['bytes'] / 1e6:8.2f} MB "

@@ -24,7 +24,10 @@ constexpr int kMmaBf16MinFeatures = 16384;  // bf16 matrices this wide take tens
 //  * experts (offsets != null): slots [offsets[e], offsets[e+1]) belong to expert e, whose weight starts at
 //    w + e*w_stride (scales at scale + e*s_stride); tile_offsets[e] numbers its tiles of tile_rows slots, and
 //    blockIdx.y is a global tile index (CTAs past the last tile exit). Slot s reads x row gather[s] (or s
-//    when gather is null) and writes y row s. Nothing about the routing is known on the host.
+//    when gather is null) and writes y row s. Nothing about the routing is known on the host. A paired launch
+//    (mats == 2) also multiplies the same slots by a second matrix of the same shape and format (w3 beside
+//    w1): w_pair / scale_pair, written y_pair elements after y; group index 1 names it wherever plain GEMMs
+//    take their weight group. One launch instead of two shares the activations and the last wave's tail.
 struct GemmArgs {
     int fmt;
     bool ordinary_scales;       // FP4: every scale byte is in 1..254 (kStrataScalesOrdinary in the fmt code)
@@ -45,6 +48,10 @@ struct GemmArgs {
     int experts;
     int max_tiles;
     int tile_rows;              // 1, 2, 4, kGemvRows (SIMT kernels) or kMmaRows (tensor cores): experts mode
+    int mats;                   // experts mode: 1, or 2 with the paired matrix below
+    const uint8_t *w_pair;
+    const uint8_t *scale_pair;
+    int64_t y_pair;             // elements from y to the paired matrix's output (same ldy)
 };
 
 // The fmt code of strata_linear.h: the format in the low byte, flags above it.

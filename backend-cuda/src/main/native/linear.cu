@@ -198,13 +198,14 @@ __device__ __forceinline__ uint4 w8_to_bf16(uint4 raw, uint8_t scale) {
 struct Tile {
     int r0, r1;
     const uint8_t *w, *s;
-    int xcol, ycol;
+    int xcol;
+    int64_t ycol;  // elements from y to the tile's first output column (a weight group's, a paired matrix's)
 };
 
 constexpr int kSearchPerLane = 9;  // tile table entries per lane of the warp-wide expert search (experts < 288)
 
-// Plain GEMMs: row tile `tile` of weight group `group`; experts: global tile index `tile` (group unused).
-// Called by whole warps alike (the expert search is warp-wide).
+// Plain GEMMs: row tile `tile` of weight group `group`; experts: global tile index `tile` of matrix `group`
+// (1: the paired one). Called by whole warps alike (the expert search is warp-wide).
 __device__ __forceinline__ Tile resolve_tile(const GemmArgs &a, int tile, int tile_rows, int group) {
     Tile t;
     if (a.offsets == nullptr) {
@@ -216,7 +217,7 @@ __device__ __forceinline__ Tile resolve_tile(const GemmArgs &a, int tile, int ti
                                     : (size_t) g * a.rows * (a.cols / 32);
         t.s = a.scale == nullptr ? nullptr : a.scale + srow;
         t.xcol = g * a.cols;
-        t.ycol = g * a.rows;
+        t.ycol = (int64_t) g * a.rows;
         return t;
     }
     t.r0 = t.r1 = 0;
@@ -259,15 +260,17 @@ __device__ __forceinline__ Tile resolve_tile(const GemmArgs &a, int tile, int ti
     }
     t.r0 = __ldg(a.offsets + e) + (tile - __ldg(a.tile_offsets + e)) * tile_rows;
     t.r1 = min(__ldg(a.offsets + e + 1), t.r0 + tile_rows);
-    t.w = a.w + (size_t) e * a.w_stride;
-    t.s = a.scale == nullptr ? nullptr : a.scale + (size_t) e * a.s_stride;
+    const uint8_t *w = group ? a.w_pair : a.w, *s = group ? a.scale_pair : a.scale;
+    t.w = w + (size_t) e * a.w_stride;
+    t.s = s == nullptr ? nullptr : s + (size_t) e * a.s_stride;
+    t.ycol = group ? a.y_pair : 0;
     return t;
 }
 
 __device__ __forceinline__ int x_row(const GemmArgs &a, int r) { return a.gather ? __ldg(a.gather + r) : r; }
 
-__device__ __forceinline__ void store_y(const GemmArgs &a, int r, int col, float v) {
-    size_t i = (size_t) r * a.ldy + col;
+__device__ __forceinline__ void store_y(const GemmArgs &a, int r, int64_t col, float v) {
+    const int64_t i = (int64_t) r * a.ldy + col;
     if (a.bf16_out) reinterpret_cast<__nv_bfloat16 *>(a.y)[i] = __float2bfloat16_rn(v);
     else reinterpret_cast<float *>(a.y)[i] = v;
 }
@@ -1168,20 +1171,26 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
     unsigned char *ring = dsmem + xbytes + (size_t) warp * stages * kStageBytes;
     uint8_t *sc8 = dsmem + xbytes + (size_t) kDecWarps * stages * kStageBytes;
     const int gpc = kDecWarps / kw, grp = warp / kw, kwi = warp % kw;
-    const int tiles = a.offsets ? __ldg(a.tile_offsets + a.experts) : a.groups;
-    const int64_t works = (int64_t) tiles * fblocks;
+    // a unit is one tile of one matrix (plain: a weight group); a paired launch takes a tile's two matrices
+    // in turn, so the activations are staged once for both
+    const int mats = a.offsets ? a.mats : 1;
+    const int units = a.offsets ? __ldg(a.tile_offsets + a.experts) * mats : a.groups;
+    const int64_t works = (int64_t) units * fblocks;
     const int w_begin = (int) (works * blockIdx.x / gridDim.x), w_end = (int) (works * (blockIdx.x + 1) / gridDim.x);
     if (w_begin >= w_end) return;  // uniform over the CTA
     const int kchunks = a.cols / CH, rounds = (kchunks + kw - 1) / kw;
     auto chunk_of = [&](int round) { int c = round * kw + kwi; return c < kchunks ? c : -1; };
     auto n0_of = [&](int w) { return ((w % fblocks) * gpc + grp) * 16; };
-    // work tile i: plain GEMMs have one per group (all m <= 8 rows), experts one per kDecRows slots of an expert
-    auto tile_at = [&](int i) { return a.offsets ? resolve_tile(a, i, kDecRows, 0) : resolve_tile(a, 0, kDecRows, i); };
+    // work unit i: plain GEMMs have one per group (all m <= 8 rows), experts one per kDecRows slots of an expert
+    // and matrix
+    auto tile_at = [&](int i) {
+        return a.offsets ? resolve_tile(a, i / mats, kDecRows, i % mats) : resolve_tile(a, 0, kDecRows, i);
+    };
 
     // the producer walks the same (work item, round) sequence as the consumer, stages - 1 steps ahead; every
     // step commits one copy group (empty past the end), so "all but the newest stages - 1 groups" is this step
-    int fw = w_begin, fround = 0, fslot = 0, ftile = w_begin / fblocks;
-    Tile ft = tile_at(ftile);
+    int fw = w_begin, fround = 0, fslot = 0, funit = w_begin / fblocks;
+    Tile ft = tile_at(funit);
     DecSource fsrc = dec_source<FMT>(a, ft, n0_of(fw), lane);
     auto fetch_next = [&]() {
         if (fw < w_end) {
@@ -1189,10 +1198,10 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
             if (c >= 0) dec_fetch<FMT>(a, fsrc, c, lane, ring + fslot * kStageBytes);
             if (++fround == rounds && ++fw < w_end) {  // the next work item's sources, once per item
                 fround = 0;
-                const int tile = fw / fblocks;
-                if (tile != ftile) {
-                    ftile = tile;
-                    ft = tile_at(tile);
+                const int unit = fw / fblocks;
+                if (unit != funit) {
+                    funit = unit;
+                    ft = tile_at(unit);
                 }
                 fsrc = dec_source<FMT>(a, ft, n0_of(fw), lane);
             }
@@ -1200,7 +1209,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
         cp_async_commit();
         if (++fslot == stages) fslot = 0;
     };
-    int tile = ftile, slot = 0;
+    int unit = funit, slot = 0;
     Tile t = ft;  // the consumer's tile (the producer may run into the next one below)
     for (int i = 0; i < stages - 1; i++) fetch_next();
     dec_stage<FMT>(a, t, xs, ldx, xsc, sc8);
@@ -1249,12 +1258,15 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
             }
             __syncthreads();  // red and (below) xs are free again
         }
-        if (w + 1 < w_end && (w + 1) / fblocks != tile) {  // a new tile: its weights are already in flight
-            tile = (w + 1) / fblocks;
-            t = tile_at(tile);
-            if (kw == 1) __syncthreads();  // every warp is done with the old rows (kw > 1 synchronised above)
-            dec_stage<FMT>(a, t, xs, ldx, xsc, sc8);
-            __syncthreads();
+        if (w + 1 < w_end && (w + 1) / fblocks != unit) {  // a new unit: its weights are already in flight
+            const bool new_rows = (w + 1) / fblocks / mats != unit / mats;
+            unit = (w + 1) / fblocks;
+            t = tile_at(unit);
+            if (new_rows || FMT == kFp8) {  // new rows (FP8: or the other matrix's block scales) to stage
+                if (kw == 1) __syncthreads();  // every warp is done with the old ones (kw > 1 synchronised above)
+                dec_stage<FMT>(a, t, xs, ldx, xsc, sc8);
+                __syncthreads();
+            }
         }
     }
     cp_async_wait<0>();  // only empty groups remain; nothing may land after the CTA's shared memory is reused
@@ -1276,7 +1288,8 @@ namespace {
 
 // Whether every weight row (and expert) starts 16-byte aligned, as the kernels' 16-byte weight copies need.
 bool weights_aligned16(const GemmArgs &a) {
-    return (reinterpret_cast<uintptr_t>(a.w) & 15) == 0 && (a.offsets == nullptr || (a.w_stride & 15) == 0);
+    return (reinterpret_cast<uintptr_t>(a.w) & 15) == 0
+           && (a.offsets == nullptr || ((a.w_stride & 15) == 0 && (reinterpret_cast<uintptr_t>(a.w_pair) & 15) == 0));
 }
 
 // Whether the tensor-core decode kernel takes this GEMM. It needs FP8 (cols % 128) or FP4 (cols % 256)
@@ -1291,7 +1304,9 @@ bool dec_fits(const GemmArgs &a) {
     if (a.fmt == kFp8) {
         if (a.cols % 128 != 0) return false;
     } else if (a.fmt == kFp4) {
-        if (a.cols % 256 != 0 || (reinterpret_cast<uintptr_t>(a.scale) & 7) != 0) return false;
+        if (a.cols % 256 != 0 || ((reinterpret_cast<uintptr_t>(a.scale) | reinterpret_cast<uintptr_t>(a.scale_pair)) & 7) != 0) {
+            return false;
+        }
     } else {
         return false;
     }
@@ -1315,7 +1330,8 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     }();
     if (!attr) return cudaErrorInvalidConfiguration;
     // warps per feature tile: one (each warp owns its features, no reduction and no barrier per block) unless
-    // the work items would then leave SMs without a CTA; experts count max_tiles, an upper bound
+    // the work items would then leave SMs without a CTA; experts count max_tiles, an upper bound, of one
+    // matrix: a paired launch sums every output in the order a launch of its matrix alone does
     const int slots = strata_sm_count();
     const int64_t tiles = a.offsets ? a.max_tiles : a.groups;
     auto blocks_of = [&](int kw) {
@@ -1325,7 +1341,7 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     int kw = 1;
     while (kw < 8 && 2 * kw <= a.cols / Dec<FMT>::kChunk && tiles * blocks_of(kw) < slots) kw *= 2;
     const int fblocks = (int) blocks_of(kw);
-    const int64_t works = tiles * fblocks;
+    const int64_t works = tiles * (a.offsets ? a.mats : 1) * fblocks;
     const int64_t ctas = works < slots ? works : slots;
     k_dec<FMT, kKnownOrdinary><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks, stages);
     return cudaGetLastError();
@@ -1371,7 +1387,7 @@ cudaError_t launch_mma(const GemmArgs &a, cudaStream_t st) {
     int splits = 1;
     const int base = nblocks * tiles * (a.offsets ? 1 : a.groups);
     while (splits < 8 && base * splits < 2 * strata_sm_count() && a.cols >= splits * 2 * 4 * kBK) splits *= 2;
-    return strata_launch_cluster(k_mma<FMT>, dim3(nblocks * splits, tiles, a.offsets ? 1 : a.groups), dim3(256),
+    return strata_launch_cluster(k_mma<FMT>, dim3(nblocks * splits, tiles, a.offsets ? a.mats : a.groups), dim3(256),
                                  (size_t) mma_smem<FMT>(), st, splits, a, splits);
 }
 
@@ -1410,7 +1426,7 @@ cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     while (kw > 1 && a.cols <= (kw / 2) * 32 * E) kw >>= 1;
     const int features = NF * (8 / kw);
     const int nfb = (a.rows + features - 1) / features;
-    const int tiles = a.offsets ? a.max_tiles : ((a.m + MT - 1) / MT) * a.groups;
+    const int tiles = a.offsets ? a.max_tiles * a.mats : ((a.m + MT - 1) / MT) * a.groups;
     // one wave of resident CTAs over all tiles (for experts, max_tiles bounds the tiles that have rows)
     const int sms = strata_sm_count();
     // resident CTAs per SM: a property of the compiled kernel, asked once (eager steps launch dozens of these)
@@ -1421,7 +1437,7 @@ cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     // at most one wave: a CTA streams for long, and a second, partial wave would run alone at the end
     int per_tile = occupancy * sms / tiles;
     per_tile = per_tile < 1 ? 1 : (per_tile > nfb ? nfb : per_tile);
-    dim3 grid(a.offsets ? a.max_tiles : (a.m + MT - 1) / MT, per_tile, a.offsets ? 1 : a.groups);
+    dim3 grid(a.offsets ? a.max_tiles : (a.m + MT - 1) / MT, per_tile, a.offsets ? a.mats : a.groups);
     k_skinny<FMT, MT><<<grid, 256, 0, st>>>(a, kw);
     return cudaGetLastError();
 }

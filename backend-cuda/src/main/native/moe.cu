@@ -270,14 +270,20 @@ int strata_moe_plan(int64_t ids, int64_t weights, int m, int k, int experts, int
     return 0;
 }
 
-int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride, int64_t s_stride, int rows,
-                             int cols, int experts, int pairs, int tile_rows, int64_t offsets, int64_t tile_offsets,
-                             int64_t gather, int64_t x, int lda, int64_t y, int ldy, int64_t stream) {
+namespace {
+
+// One launch over the routed slots for one matrix, or two of the same shape and format (w_pair != 0).
+int expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_pair, int64_t scale_pair, int64_t w_stride,
+                  int64_t s_stride, int rows, int cols, int experts, int pairs, int tile_rows, int64_t offsets,
+                  int64_t tile_offsets, int64_t gather, int64_t x, int lda, int64_t y, int64_t y_pair, int ldy,
+                  int64_t stream) {
     if (pairs <= 0) return 0;
     if (cols % 8 != 0 || lda % 8 != 0 || (x & 15) != 0 || (fmt & 0xff) == kF32
         || !(tile_rows == 1 || tile_rows == 2 || tile_rows == 4 || tile_rows == kGemvRows || tile_rows == kMmaRows)) {
         return (int) cudaErrorInvalidValue;
     }
+    // the paired output lies a whole number of bf16 elements away
+    if (w_pair != 0 && ((y_pair - y) % 2 != 0 || (scale == 0) != (scale_pair == 0))) return (int) cudaErrorInvalidValue;
     GemmArgs a{};
     if (!parse_fmt(fmt, a)) return (int) cudaErrorInvalidValue;
     a.w = reinterpret_cast<const uint8_t *>(w);
@@ -301,7 +307,29 @@ int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride
     // are exactly the pairs
     a.max_tiles = tile_rows == 1 ? pairs : (pairs + tile_rows - 1) / tile_rows + (experts < pairs ? experts : pairs);
     a.tile_rows = tile_rows;
+    a.mats = w_pair != 0 ? 2 : 1;
+    a.w_pair = reinterpret_cast<const uint8_t *>(w_pair);
+    a.scale_pair = reinterpret_cast<const uint8_t *>(scale_pair);
+    a.y_pair = w_pair != 0 ? (y_pair - y) / 2 : 0;
     return (int) launch_gemm(a, (cudaStream_t) stream);
+}
+
+}  // namespace
+
+int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride, int64_t s_stride, int rows,
+                             int cols, int experts, int pairs, int tile_rows, int64_t offsets, int64_t tile_offsets,
+                             int64_t gather, int64_t x, int lda, int64_t y, int ldy, int64_t stream) {
+    return expert_linear(fmt, w, scale, 0, 0, w_stride, s_stride, rows, cols, experts, pairs, tile_rows, offsets,
+                         tile_offsets, gather, x, lda, y, 0, ldy, stream);
+}
+
+int strata_moe_expert_linear_pair(int fmt, int64_t w, int64_t scale, int64_t w_pair, int64_t scale_pair,
+                                  int64_t w_stride, int64_t s_stride, int rows, int cols, int experts, int pairs,
+                                  int tile_rows, int64_t offsets, int64_t tile_offsets, int64_t gather, int64_t x,
+                                  int lda, int64_t y, int64_t y_pair, int ldy, int64_t stream) {
+    if (w_pair == 0) return (int) cudaErrorInvalidValue;
+    return expert_linear(fmt, w, scale, w_pair, scale_pair, w_stride, s_stride, rows, cols, experts, pairs, tile_rows,
+                         offsets, tile_offsets, gather, x, lda, y, y_pair, ldy, stream);
 }
 
 int strata_moe_swiglu(int64_t gate, int64_t up, int64_t row_weights, int rows, int inter, float limit, int quantize,

@@ -55,6 +55,14 @@ int strata_moe_expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_stride
                              int cols, int experts, int pairs, int tile_rows, int64_t offsets, int64_t tile_offsets,
                              int64_t gather, int64_t x, int lda, int64_t y, int ldy, int64_t stream);
 
+/* Two expert matrices of the same shape, format and strides over the same slots in one launch (w1 and w3):
+ * y = x . W_e^T as above, y_pair = x . Wpair_e^T (same ldy). Every output is summed in the order the single
+ * launch of its matrix would sum it. */
+int strata_moe_expert_linear_pair(int fmt, int64_t w, int64_t scale, int64_t w_pair, int64_t scale_pair,
+                                  int64_t w_stride, int64_t s_stride, int rows, int cols, int experts, int pairs,
+                                  int tile_rows, int64_t offsets, int64_t tile_offsets, int64_t gather, int64_t x,
+                                  int lda, int64_t y, int64_t y_pair, int ldy, int64_t stream);
+
 /* out[r] = bf16(w_r * silu(min(g, limit)) * clamp(u, +-limit)) over bf16 [rows, inter] rows (limit <= 0: no
  * clamp; row_weights 0: w = 1), then with quantize = 1 FP8-round-tripped per 128. inter % 128 == 0. */
 int strata_moe_swiglu(int64_t gate, int64_t up, int64_t row_weights, int rows, int inter, float limit, int quantize,

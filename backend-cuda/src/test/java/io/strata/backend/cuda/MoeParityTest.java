@@ -4,7 +4,9 @@ import io.strata.backend.cpu.bench.SyntheticCheckpoint;
 import io.strata.backend.cpu.model.CpuModel;
 import io.strata.backend.cpu.model.MoeLayer;
 import io.strata.backend.cpu.weights.CheckpointTensors;
+import io.strata.backend.cuda.model.DeviceMatrix;
 import io.strata.backend.cuda.model.DeviceMoe;
+import io.strata.backend.cuda.model.WeightFormat;
 import io.strata.backend.cuda.model.WeightStore;
 import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.model.checkpoint.Checkpoint;
@@ -143,6 +145,126 @@ class MoeParityTest {
             againstCpu("synthetic fp8", cfg, fp8, randomInput(rnd, 300, cfg.hiddenSize()),
                 randomTokens(rnd, 300, cfg.vocabSize()));
         }
+    }
+
+    /**
+     * w1 and w3 in one paired launch give bit for bit the outputs of one launch each, for every kernel the routed
+     * experts can take (tiles of 1 slot: SIMT; 8: the decode kernel; 64: the tensor-core kernel), FP4 and FP8
+     * weights, and routings where some experts have more slots than a tile holds.
+     */
+    @Test
+    void pairedExpertLaunchEqualsOneLaunchPerMatrix() {
+        int experts = 16;
+        int rows = 512;
+        int cols = 1024;
+        Random rnd = new Random(31);
+        for (WeightFormat f : new WeightFormat[]{WeightFormat.FP4_BLOCK32, WeightFormat.FP8_BLOCK128}) {
+            boolean fp4 = f == WeightFormat.FP4_BLOCK32;
+            long wBytes = fp4 ? (long) rows * cols / 2 : (long) rows * cols;
+            long sBytes = fp4 ? (long) rows * cols / 32 : (long) ((rows + 127) / 128) * ((cols + 127) / 128);
+            try (DeviceBuffer w1 = DeviceBuffer.of(randomWeights(f, experts * wBytes, rnd));
+                 DeviceBuffer w3 = DeviceBuffer.of(randomWeights(f, experts * wBytes, rnd));
+                 DeviceBuffer s1 = DeviceBuffer.of(randomScales(experts * sBytes, rnd));
+                 DeviceBuffer s3 = DeviceBuffer.of(randomScales(experts * sBytes, rnd))) {
+                DeviceMatrix d1 = DeviceMatrix.ofCheckpointBytes(f, w1.address(), s1.address(), rows, cols, experts);
+                DeviceMatrix d3 = DeviceMatrix.ofCheckpointBytes(f, w3.address(), s3.address(), rows, cols, experts);
+                assertThat(d1.fmtCode()).isEqualTo(d3.fmtCode());
+                for (int[] shape : new int[][]{{1, 1}, {3, 8}, {40, 8}, {90, 64}}) {
+                    pairedAgainstSingle(f + " tokens " + shape[0] + " tile " + shape[1], d1, d3, wBytes, sBytes,
+                        experts, shape[0], shape[1], rnd);
+                }
+            }
+        }
+    }
+
+    private static void pairedAgainstSingle(String what, DeviceMatrix d1, DeviceMatrix d3, long wStride, long sStride,
+                                            int experts, int tokens, int tile, Random rnd) {
+        int k = 4;
+        int rows = d1.rows();
+        int cols = d1.cols();
+        // k distinct experts per token: expert 0 and k - 1 others, so expert 0 gets more slots than a tile
+        int[] count = new int[experts];
+        java.util.List<int[]> pairs = new java.util.ArrayList<>();  // (expert, token)
+        for (int t = 0; t < tokens; t++) {
+            java.util.List<Integer> others = new java.util.ArrayList<>();
+            for (int e = 1; e < experts; e++) {
+                others.add(e);
+            }
+            java.util.Collections.shuffle(others, rnd);
+            pairs.add(new int[]{0, t});
+            for (int j = 0; j < k - 1; j++) {
+                pairs.add(new int[]{others.get(j), t});
+            }
+        }
+        pairs.sort(java.util.Comparator.comparingInt(p -> p[0]));
+        for (int[] p : pairs) {
+            count[p[0]]++;
+        }
+        int[] offsets = new int[experts + 1];
+        int[] tileOffsets = new int[experts + 1];
+        for (int e = 0; e < experts; e++) {
+            offsets[e + 1] = offsets[e] + count[e];
+            tileOffsets[e + 1] = tileOffsets[e] + (count[e] + tile - 1) / tile;
+        }
+        int[] gather = pairs.stream().mapToInt(p -> p[1]).toArray();
+        int slots = gather.length;
+        short[] x = new short[tokens * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = Bf16.fromFloat(GpuTest.bf16Random(rnd, 1f));
+        }
+        try (DeviceBuffer dx = DeviceBuffer.of(x);
+             DeviceBuffer off = DeviceBuffer.of(offsets);
+             DeviceBuffer toff = DeviceBuffer.of(tileOffsets);
+             DeviceBuffer g = DeviceBuffer.of(gather);
+             DeviceBuffer y1 = DeviceBuffer.allocate(2L * slots * rows);
+             DeviceBuffer y3 = DeviceBuffer.allocate(2L * slots * rows);
+             DeviceBuffer p1 = DeviceBuffer.allocate(2L * slots * rows);
+             DeviceBuffer p3 = DeviceBuffer.allocate(2L * slots * rows)) {
+            for (DeviceBuffer b : new DeviceBuffer[]{y1, y3, p1, p3}) {
+                b.fill(0xff);  // NaN: an output no launch writes shows
+            }
+            for (var pair : new Object[][]{{d1, y1}, {d3, y3}}) {
+                DeviceMatrix d = (DeviceMatrix) pair[0];
+                CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(), wStride,
+                    sStride, rows, cols, experts, slots, tile, off.address(), toff.address(), g.address(),
+                    dx.address(), cols, ((DeviceBuffer) pair[1]).address(), rows, 0), what);
+            }
+            CudaRuntime.check(CudaNative.strata_moe_expert_linear_pair(d1.fmtCode(), d1.weight(), d1.scale(),
+                d3.weight(), d3.scale(), wStride, sStride, rows, cols, experts, slots, tile, off.address(),
+                toff.address(), g.address(), dx.address(), cols, p1.address(), p3.address(), rows, 0), what);
+            short[] a1 = y1.downloadShorts(slots * rows);
+            short[] a3 = y3.downloadShorts(slots * rows);
+            assertThat(p1.downloadShorts(slots * rows)).as(what + " w1").isEqualTo(a1);
+            assertThat(p3.downloadShorts(slots * rows)).as(what + " w3").isEqualTo(a3);
+            long nan = 0;
+            for (short v : a1) {
+                nan += Float.isNaN(Bf16.toFloat(v)) ? 1 : 0;
+            }
+            assertThat(nan).as(what + ": outputs left unwritten").isZero();
+            assertThat(a1).as(what + ": w1 and w3 differ").isNotEqualTo(a3);
+            System.out.printf("%-40s %d slots, paired launch identical to single launches%n", what, slots);
+        }
+    }
+
+    private static byte[] randomWeights(WeightFormat f, long n, Random rnd) {
+        byte[] b = new byte[Math.toIntExact(n)];
+        rnd.nextBytes(b);
+        if (f == WeightFormat.FP8_BLOCK128) {
+            for (int i = 0; i < b.length; i++) {
+                if ((b[i] & 0x7f) == 0x7f) {
+                    b[i]--;  // e4m3 NaN codes
+                }
+            }
+        }
+        return b;
+    }
+
+    private static byte[] randomScales(long n, Random rnd) {
+        byte[] b = new byte[Math.toIntExact(n)];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (118 + rnd.nextInt(8));
+        }
+        return b;
     }
 
     /** hidden 512, 3 layers (layer 0 hash-routed), 64 experts top-6, moe inter 256. */

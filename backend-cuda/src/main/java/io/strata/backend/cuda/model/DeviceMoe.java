@@ -167,9 +167,21 @@ public final class DeviceMoe {
         int pairs = m * k;
         long g = ws + l.gate;
         long u = ws + l.up;
-        // routed experts: slot s reads token sortedRows[s]; outputs stay in slot order
-        expert(w1, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, inter, pairs, tileRows, l, ws, stream);
-        expert(w3, input(w3.format(), x, ws + l.xq), dim, ws + l.sortedRows, u, inter, pairs, tileRows, l, ws, stream);
+        // routed experts: slot s reads token sortedRows[s]; outputs stay in slot order. w1 and w3 in one launch
+        // when they are stored alike (they read the same slots)
+        if (w1.pairsWith(w3)) {
+            DeviceMatrix d = w1.first();
+            DeviceMatrix d3 = w3.first();
+            CudaRuntime.check(CudaNative.strata_moe_expert_linear_pair(d.fmtCode(), d.weight(), d.scale(),
+                d3.weight(), d3.scale(), w1.weightStride(), w1.scaleStride(), inter, dim, experts, pairs, tileRows,
+                ws + l.offsets, ws + l.tileOffsets, ws + l.sortedRows, input(w1.format(), x, ws + l.xq), dim, g, u,
+                inter, stream), "strata_moe_expert_linear_pair");
+        } else {
+            expert(w1, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, inter, pairs, tileRows, l, ws,
+                stream);
+            expert(w3, input(w3.format(), x, ws + l.xq), dim, ws + l.sortedRows, u, inter, pairs, tileRows, l, ws,
+                stream);
+        }
         swiglu(g, u, ws + l.sortedWeights, pairs, w2.format(), stream);
         expert(w2, g, inter, 0, ws + l.routed, dim, pairs, tileRows, l, ws, stream);
         // the shared expert (weight 1) over all tokens, reusing the gate/up buffers

@@ -213,6 +213,13 @@ public final class CudaNative {
             int tileRows, @Cast("int64_t") long offsets, @Cast("int64_t") long tileOffsets, @Cast("int64_t") long gather,
             @Cast("int64_t") long x, int lda, @Cast("int64_t") long y, int ldy, @Cast("int64_t") long stream);
 
+    public static native int strata_moe_expert_linear_pair(int fmt, @Cast("int64_t") long w,
+            @Cast("int64_t") long scale, @Cast("int64_t") long wPair, @Cast("int64_t") long scalePair,
+            @Cast("int64_t") long wStride, @Cast("int64_t") long sStride, int rows, int cols, int experts, int pairs,
+            int tileRows, @Cast("int64_t") long offsets, @Cast("int64_t") long tileOffsets, @Cast("int64_t") long gather,
+            @Cast("int64_t") long x, int lda, @Cast("int64_t") long y, @Cast("int64_t") long yPair, int ldy,
+            @Cast("int64_t") long stream);
+
     public static native int strata_moe_swiglu(@Cast("int64_t") long gate, @Cast("int64_t") long up,
             @Cast("int64_t") long rowWeights, int rows, int inter, float limit, int quantize, @Cast("int64_t") long out,
             @Cast("int64_t") long stream);
