@@ -164,7 +164,7 @@ final class DeviceModel {
                 layer.hcFfn.scale(), layer.ffnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
                 "hc post (attention) + pre (ffn)");
             s.mark(StepProfile.Component.MOE);
-            layer.moe.forward(x, plan.tokenIds, T, y, moeWs, stream);
+            layer.moe.forward(x, plan.tokenIds, T, y, moeWs, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             if (l + 1 < layers.size()) {
                 DeviceLayer after = layers.get(l + 1);

@@ -11,8 +11,8 @@ import io.strata.model.config.MoeConfig;
 /**
  * One MoE sub-layer on the device, step for step the CPU backend's {@code MoeLayer}: the fp32 router
  * (sqrt-softplus, top-k of score + bias or the {@code tid2eid} row, renormalised and scaled), the routed experts
- * as grouped GEMMs over per-expert slot lists built on the device, the clamped SwiGLU, the shared expert, and
- * the sum in expert index order. {@link #forward} never synchronises or allocates and its launch shapes depend
+ * as grouped GEMMs over per-expert slot lists built on the device, the clamped SwiGLU, the shared expert (on the
+ * step's side stream when it has one), and the sum in expert index order. {@link #forward} never synchronises or allocates and its launch shapes depend
  * only on {@code m}, so it can be captured in a CUDA graph.
  */
 public final class DeviceMoe {
@@ -147,16 +147,23 @@ public final class DeviceMoe {
      * @param workspace {@link #workspaceBytes} for at least {@code m} tokens, 16-byte aligned
      */
     public void forward(long x, long tokens, int m, long out, long workspace, long stream) {
+        forward(x, tokens, m, out, workspace, stream, null);
+    }
+
+    /**
+     * As above on the step's streams: the shared expert runs on the side stream beside the router and the
+     * routed experts (it needs neither), joined before the sum; with one stream, one after the other.
+     */
+    void forward(long x, long tokens, int m, long out, long workspace, StepStreams s) {
+        forward(x, tokens, m, out, workspace, s.main(), s);
+    }
+
+    private void forward(long x, long tokens, int m, long out, long workspace, long stream, StepStreams s) {
         if (m <= 0) {
             return;
         }
         Layout l = new Layout(m, dim, experts, k, inter);
         long ws = workspace;
-        route(x, tokens, m, ws, stream);
-        int tileRows = CudaNative.strata_moe_tile_rows(m, k, experts);
-        CudaRuntime.check(CudaNative.strata_moe_plan(ws + l.ids, ws + l.weights, m, k, experts, tileRows,
-            ws + l.offsets, ws + l.tileOffsets, ws + l.sortedRows, ws + l.sortedWeights, ws + l.slotOfPair, stream),
-            "strata_moe_plan");
         // the FP8 round trip of x is the same for every expert: do it once
         boolean anyQuant = w1.format().quantizesInput() || w3.format().quantizesInput()
             || sw1.format().quantizesInput() || sw3.format().quantizesInput();
@@ -164,6 +171,21 @@ public final class DeviceMoe {
             CudaRuntime.check(CudaNative.strata_act_fp8_roundtrip(x, dim, m, dim, ws + l.xq, dim, stream),
                 "strata_act_fp8_roundtrip");
         }
+        // the shared expert (weight 1) over all tokens, in buffers of its own
+        long side = s != null ? s.fork() : stream;
+        long sg = ws + l.sharedGate;
+        long su = ws + l.sharedUp;
+        LinearKernels.run(sw1, 1, input(sw1.format(), x, ws + l.xq), dim, m, sg, inter, true, false,
+            ws + l.sharedLinear, side);
+        LinearKernels.run(sw3, 1, input(sw3.format(), x, ws + l.xq), dim, m, su, inter, true, false,
+            ws + l.sharedLinear, side);
+        swiglu(sg, su, 0, m, sw2.format(), side);
+        LinearKernels.run(sw2, 1, sg, inter, m, ws + l.shared, dim, true, false, ws + l.sharedLinear, side);
+        route(x, tokens, m, ws, stream);
+        int tileRows = CudaNative.strata_moe_tile_rows(m, k, experts);
+        CudaRuntime.check(CudaNative.strata_moe_plan(ws + l.ids, ws + l.weights, m, k, experts, tileRows,
+            ws + l.offsets, ws + l.tileOffsets, ws + l.sortedRows, ws + l.sortedWeights, ws + l.slotOfPair, stream),
+            "strata_moe_plan");
         int pairs = m * k;
         long g = ws + l.gate;
         long u = ws + l.up;
@@ -184,11 +206,9 @@ public final class DeviceMoe {
         }
         swiglu(g, u, ws + l.sortedWeights, pairs, w2.format(), stream);
         expert(w2, g, inter, 0, ws + l.routed, dim, pairs, tileRows, l, ws, stream);
-        // the shared expert (weight 1) over all tokens, reusing the gate/up buffers
-        LinearKernels.run(sw1, 1, input(sw1.format(), x, ws + l.xq), dim, m, g, inter, true, false, ws + l.linear, stream);
-        LinearKernels.run(sw3, 1, input(sw3.format(), x, ws + l.xq), dim, m, u, inter, true, false, ws + l.linear, stream);
-        swiglu(g, u, 0, m, sw2.format(), stream);
-        LinearKernels.run(sw2, 1, g, inter, m, ws + l.shared, dim, true, false, ws + l.linear, stream);
+        if (s != null) {
+            s.join();
+        }
         CudaRuntime.check(CudaNative.strata_moe_combine(ws + l.routed, ws + l.shared, ws + l.ids, ws + l.slotOfPair, m,
             k, dim, out, stream), "strata_moe_combine");
     }
@@ -226,7 +246,10 @@ public final class DeviceMoe {
         final long up;
         final long routed;
         final long shared;
+        final long sharedGate;
+        final long sharedUp;
         final long linear;
+        final long sharedLinear;
         final long total;
         private long at;
 
@@ -245,7 +268,10 @@ public final class DeviceMoe {
             up = take(2 * pairs * inter);
             routed = take(2 * pairs * dim);
             shared = take(2L * m * dim);
+            sharedGate = take(2L * m * inter);
+            sharedUp = take(2L * m * inter);
             linear = take(LinearKernels.workspaceBytes(m, Math.max(dim, inter)));
+            sharedLinear = take(LinearKernels.workspaceBytes(m, Math.max(dim, inter)));
             total = at;
         }
 
