@@ -7,6 +7,7 @@
 //   linear        every thread streams 16-byte loads, four in flight (the plainest read)
 //   rows S=n      the decode kernel's pattern: one CTA of 16 warps per SM, each warp a ring of n stages that
 //                 cp.async fills with one 128-byte chunk of each of its 16 rows (rows 2 KB apart), n - 1 ahead
+//   ... L2::256B  the same copies asking L2 for the whole 256-byte block (the row's next chunk comes along)
 //   tiled S=n     the same, the 16 rows' chunk stored as 2 KB of contiguous bytes (a layout made at load)
 //   ... +alu      the same with ~as many integer operations per chunk as the FP4 decode issues
 // and the one-token case: six experts' 4.5 MB (27 MB) read linearly, from six places in a 1.1 GB stack or
@@ -37,8 +38,13 @@ constexpr int kStageRow = 144;
 constexpr int kStageBytes = 16 * kStageRow + 128;
 
 __device__ __forceinline__ uint32_t smem_addr(const void *p) { return (uint32_t) __cvta_generic_to_shared(p); }
+template <bool PF = false>
 __device__ __forceinline__ void cp16(void *dst, const void *src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+    if constexpr (PF) {  // also asks L2 to fetch the whole 256-byte block around src
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+    } else {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+    }
 }
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
@@ -79,7 +85,7 @@ __global__ void __launch_bounds__(256) k_regions(Regions r, int64_t n16, uint32_
 // The decode kernel's stream: work item w = (expert, block of 256 rows); warp i of the CTA takes rows
 // 16i..16i+15 of the block, every chunk in order, S - 1 chunks ahead. TILED: chunk c of a 16-row group is
 // 2 KB of contiguous bytes. ALU: integer work per chunk standing in for the decode.
-template <int S, bool TILED, int ALU>
+template <int S, bool TILED, int ALU, bool PF = false>
 __global__ void __launch_bounds__(kThreads, 1) k_rows(const uint8_t *w, int items, uint32_t *sink) {
     extern __shared__ __align__(16) unsigned char sm[];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -96,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 1) k_rows(const uint8_t *w, int item
         if (step < total) {
             unsigned char *dst = ring + (step % S) * kStageBytes + (lane >> 3) * kStageRow + (lane & 7) * 16;
 #pragma unroll
-            for (int j = 0; j < 4; j++) cp16(dst + 4 * j * kStageRow, src(step, j));
+            for (int j = 0; j < 4; j++) cp16<PF>(dst + 4 * j * kStageRow, src(step, j));
         }
         commit();
     };
@@ -139,11 +145,11 @@ float median_us(int reps, F &&launch) {
     return t[t.size() / 2];
 }
 
-template <int S, bool TILED, int ALU>
+template <int S, bool TILED, int ALU, bool PF = false>
 void rows(const char *name, const uint8_t *w, int items, int64_t bytes, int sms, uint32_t *sink, int reps, double copy_gbs) {
     const int smem = kWarps * S * kStageBytes;
-    CK(cudaFuncSetAttribute(k_rows<S, TILED, ALU>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const float us = median_us(reps, [&](int) { k_rows<S, TILED, ALU><<<sms, kThreads, smem>>>(w, items, sink); });
+    CK(cudaFuncSetAttribute(k_rows<S, TILED, ALU, PF>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const float us = median_us(reps, [&](int) { k_rows<S, TILED, ALU, PF><<<sms, kThreads, smem>>>(w, items, sink); });
     printf("%-22s %9.1f us  %7.0f GB/s  %5.1f%% of copy\n", name, us, bytes / us / 1e3, 100.0 * bytes / us / 1e3 / copy_gbs);
 }
 
@@ -171,6 +177,8 @@ int main(int argc, char **argv) {
     rows<3, false, 0>("rows S=3", w, items, bytes, sms, sink, reps, copy_gbs);
     rows<4, false, 0>("rows S=4", w, items, bytes, sms, sink, reps, copy_gbs);
     rows<5, false, 0>("rows S=5", w, items, bytes, sms, sink, reps, copy_gbs);
+    rows<3, false, 0, true>("rows S=3 L2::256B", w, items, bytes, sms, sink, reps, copy_gbs);
+    rows<4, false, 0, true>("rows S=4 L2::256B", w, items, bytes, sms, sink, reps, copy_gbs);
     rows<3, true, 0>("tiled S=3", w, items, bytes, sms, sink, reps, copy_gbs);
     rows<4, true, 0>("tiled S=4", w, items, bytes, sms, sink, reps, copy_gbs);
     rows<3, false, 96>("rows S=3 +alu", w, items, bytes, sms, sink, reps, copy_gbs);

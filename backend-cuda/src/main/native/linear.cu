@@ -612,7 +612,11 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
             const int c = tid + i * 256, row = c / BPR, k = k0 + (c % BPR) * KPC;
             const bool ok = brow[i] != nullptr && k < k_hi;
             const size_t off = FMT == kBf16 ? (size_t) k * 2 : (FMT == kFp8 ? (size_t) k : (size_t) k / 2);
+#ifdef STRATA_MMA_PREFETCH256
+            cp_async16_row_stream(st + kMmaAStage + row * Mma<FMT>::kRowBytes + (c % BPR) * 16, ok ? brow[i] + off : t.w, ok);
+#else
             cp_async16(st + kMmaAStage + row * Mma<FMT>::kRowBytes + (c % BPR) * 16, ok ? brow[i] + off : t.w, ok);
+#endif
         }
     };
 
@@ -791,8 +795,13 @@ __global__ void __launch_bounds__(256, 2) k_mma_fp8(GemmArgs a, const __half *xq
 #pragma unroll
         for (int i = 0; i < 2; i++) {
             cp_async16(st + adst[i], arow[i] ? arow[i] + k0 + ka : xq, arow[i] != nullptr);
+#ifdef STRATA_MMA_PREFETCH256
+            cp_async16_row_stream(st + kW8AStage + ((tid + i * 256) >> 2) * kW8Row + kw, brow[i] ? brow[i] + k0 + kw : t.w,
+                       brow[i] != nullptr);
+#else
             cp_async16(st + kW8AStage + ((tid + i * 256) >> 2) * kW8Row + kw, brow[i] ? brow[i] + k0 + kw : t.w,
                        brow[i] != nullptr);
+#endif
         }
         if ((step & 1) && tid < 16)  // rows past the tile read as zero scales
             cp_async16_bytes(st + kW8XsOff + 16 * tid, xs_rows ? xs_src + (size_t) (k0 >> 7) * ldxs : xs, 4 * xs_rows);
@@ -981,10 +990,15 @@ __device__ __forceinline__ void dec_fetch(const GemmArgs &a, const DecSource &sr
     const size_t row4 = 4 * (FMT == kFp8 ? (size_t) a.cols : (size_t) a.cols / 2);
     const uint8_t *p = src.w + (size_t) c * 128;
     unsigned char *dst = stage + (lane >> 3) * kStageRow + (lane & 7) * 16;
+    if (src.ok == 0xfu) {  // all four rows exist (every expert, most plain blocks): no per-row selects
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const bool ok = (src.ok >> j) & 1u;
-        cp_async16(dst + 4 * j * kStageRow, ok ? p + j * row4 : src.w, ok);
+        for (int j = 0; j < 4; j++) cp_async16_row_stream(dst + 4 * j * kStageRow, p + j * row4);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const bool ok = (src.ok >> j) & 1u;
+            cp_async16_row_stream(dst + 4 * j * kStageRow, ok ? p + j * row4 : src.w, ok);
+        }
     }
     if constexpr (FMT == kFp4) {
         if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.scale_ok ? src.s + c * 8 : src.s, src.scale_ok);
