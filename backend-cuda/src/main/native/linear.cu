@@ -612,11 +612,7 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
             const int c = tid + i * 256, row = c / BPR, k = k0 + (c % BPR) * KPC;
             const bool ok = brow[i] != nullptr && k < k_hi;
             const size_t off = FMT == kBf16 ? (size_t) k * 2 : (FMT == kFp8 ? (size_t) k : (size_t) k / 2);
-#ifdef STRATA_MMA_PREFETCH256
-            cp_async16_row_stream(st + kMmaAStage + row * Mma<FMT>::kRowBytes + (c % BPR) * 16, ok ? brow[i] + off : t.w, ok);
-#else
             cp_async16(st + kMmaAStage + row * Mma<FMT>::kRowBytes + (c % BPR) * 16, ok ? brow[i] + off : t.w, ok);
-#endif
         }
     };
 
@@ -795,13 +791,8 @@ __global__ void __launch_bounds__(256, 2) k_mma_fp8(GemmArgs a, const __half *xq
 #pragma unroll
         for (int i = 0; i < 2; i++) {
             cp_async16(st + adst[i], arow[i] ? arow[i] + k0 + ka : xq, arow[i] != nullptr);
-#ifdef STRATA_MMA_PREFETCH256
-            cp_async16_row_stream(st + kW8AStage + ((tid + i * 256) >> 2) * kW8Row + kw, brow[i] ? brow[i] + k0 + kw : t.w,
-                       brow[i] != nullptr);
-#else
             cp_async16(st + kW8AStage + ((tid + i * 256) >> 2) * kW8Row + kw, brow[i] ? brow[i] + k0 + kw : t.w,
                        brow[i] != nullptr);
-#endif
         }
         if ((step & 1) && tid < 16)  // rows past the tile read as zero scales
             cp_async16_bytes(st + kW8XsOff + 16 * tid, xs_rows ? xs_src + (size_t) (k0 >> 7) * ldxs : xs, 4 * xs_rows);
