@@ -190,10 +190,18 @@ def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0, paired=False):
     data, scale = weight_bytes(fmt, rows, cols)
     stride = data + pad
     copies = max(2, min(8, math.ceil(1.2e9 / (EXPERTS * (stride + scale)))))
-    w, s = random_weight(fmt, rows * EXPERTS, cols, copies)
-    if pad:
-        w = torch.cat([w.view(copies, EXPERTS, data), torch.zeros(copies, EXPERTS, pad, dtype=torch.uint8, device=dev)],
-                      2).view(copies, EXPERTS * stride)
+
+    def stacked():  # every copy's experts back to back, pad bytes apart
+        w, s = random_weight(fmt, rows * EXPERTS, cols, copies)
+        if pad:
+            w = torch.cat([w.view(copies, EXPERTS, data),
+                           torch.zeros(copies, EXPERTS, pad, dtype=torch.uint8, device=dev)], 2).view(copies, EXPERTS * stride)
+        return w, s
+
+    def prepared(w, s):  # the fmt code every copy gets once in the kernels' layout
+        return {fp4_prepare(lib, w[i], s[i]) for i in range(copies)} if fmt == FP4 else {fmt}
+
+    w, s = stacked()
     rnd = random.Random(m)
     ids = sorted(e for _ in range(m) for e in rnd.sample(range(EXPERTS), TOPK))
     counts = [ids.count(e) for e in range(EXPERTS)]
@@ -207,22 +215,15 @@ def experts(lib, name, fmt, rows, cols, m, tile=None, pad=0, paired=False):
     gather = torch.tensor([p // TOPK for p in range(pairs)], dtype=torch.int32, device=dev)
     x = (torch.randn(m, cols, device=dev) * 0.5).to(torch.bfloat16)
     y = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
-    code = fmt
-    w_ckpt = w[0]  # the checkpoint bytes of copy 0, for the reference below
-    if fmt == FP4:
-        w_ckpt = w[0].clone()
-        for i in range(copies):
-            code = fp4_prepare(lib, w[i], s[i])
+    w_ckpt = w[0].clone() if fmt == FP4 else w[0]  # the checkpoint bytes of copy 0, for the reference below
+    codes = prepared(w, s)
     if paired:
-        w3, s3 = random_weight(fmt, rows * EXPERTS, cols, copies)
-        if pad:
-            w3 = torch.cat([w3.view(copies, EXPERTS, data),
-                            torch.zeros(copies, EXPERTS, pad, dtype=torch.uint8, device=dev)], 2).view(copies, EXPERTS * stride)
-        if fmt == FP4:
-            for i in range(copies):
-                if fp4_prepare(lib, w3[i], s3[i]) != code:
-                    raise SystemExit(f"{name}: the two matrices' scale flags differ")
+        w3, s3 = stacked()
+        codes |= prepared(w3, s3)
         y3 = torch.empty(pairs, rows, dtype=torch.bfloat16, device=dev)
+    if len(codes) != 1:
+        raise SystemExit(f"{name}: the copies' scale flags differ: {sorted(codes)}")
+    code = codes.pop()
 
     def single(wi, si, xx, yy, st):
         check(lib.strata_moe_expert_linear(code, wi.data_ptr(), si.data_ptr(), stride, scale, rows, cols, EXPERTS, pairs,

@@ -13,14 +13,9 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool vali
                  "r"(valid ? 16 : 0));
 }
 
-// 16 bytes through L2 only, all of them read, L2 asked to fetch the whole 256-byte block around them: for a
-// warp that streams each row of a matrix 128 bytes at a time, the row's next bytes arrive with these
-// (backend-cuda/bench/membw.cu: 92% -> 98% of the copy bandwidth for the decode kernel's pattern).
-__device__ __forceinline__ void cp_async16_row_stream(void *dst, const void *src) {
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
-}
-
-// As cp_async16, with the 256-byte L2 fetch of cp_async16_row_stream.
+// As cp_async16, with L2 asked to fetch the whole 256-byte block around the 16 bytes: for a warp that streams
+// each row of a matrix 128 bytes at a time, the row's next bytes arrive with these (backend-cuda/bench/membw.cu:
+// 92% -> 98% of the copy bandwidth for the decode kernel's pattern).
 __device__ __forceinline__ void cp_async16_row_stream(void *dst, const void *src, bool valid) {
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                  "r"(valid ? 16 : 0));

@@ -48,7 +48,7 @@ struct GemmArgs {
     int experts;
     int max_tiles;
     int tile_rows;              // 1, 2, 4, kGemvRows (SIMT kernels) or kMmaRows (tensor cores): experts mode
-    int mats;                   // experts mode: 1, or 2 with the paired matrix below
+    int mats = 1;               // experts mode: 2 with the paired matrix below
     const uint8_t *w_pair;
     const uint8_t *scale_pair;
     int64_t y_pair;             // elements from y to the paired matrix's output (same ldy)

@@ -981,15 +981,10 @@ __device__ __forceinline__ void dec_fetch(const GemmArgs &a, const DecSource &sr
     const size_t row4 = 4 * (FMT == kFp8 ? (size_t) a.cols : (size_t) a.cols / 2);
     const uint8_t *p = src.w + (size_t) c * 128;
     unsigned char *dst = stage + (lane >> 3) * kStageRow + (lane & 7) * 16;
-    if (src.ok == 0xfu) {  // all four rows exist (every expert, most plain blocks): no per-row selects
 #pragma unroll
-        for (int j = 0; j < 4; j++) cp_async16_row_stream(dst + 4 * j * kStageRow, p + j * row4);
-    } else {
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const bool ok = (src.ok >> j) & 1u;
-            cp_async16_row_stream(dst + 4 * j * kStageRow, ok ? p + j * row4 : src.w, ok);
-        }
+    for (int j = 0; j < 4; j++) {
+        const bool ok = (src.ok >> j) & 1u;
+        cp_async16_row_stream(dst + 4 * j * kStageRow, ok ? p + j * row4 : src.w, ok);
     }
     if constexpr (FMT == kFp4) {
         if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.scale_ok ? src.s + c * 8 : src.s, src.scale_ok);
@@ -1178,7 +1173,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
     const int gpc = kDecWarps / kw, grp = warp / kw, kwi = warp % kw;
     // a unit is one tile of one matrix (plain: a weight group); a paired launch takes a tile's two matrices
     // in turn, so the activations are staged once for both
-    const int mats = a.offsets ? a.mats : 1;
+    const int mats = a.mats;
     const int units = a.offsets ? __ldg(a.tile_offsets + a.experts) * mats : a.groups;
     const int64_t works = (int64_t) units * fblocks;
     const int w_begin = (int) (works * blockIdx.x / gridDim.x), w_end = (int) (works * (blockIdx.x + 1) / gridDim.x);
@@ -1346,7 +1341,7 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     int kw = 1;
     while (kw < 8 && 2 * kw <= a.cols / Dec<FMT>::kChunk && tiles * blocks_of(kw) < slots) kw *= 2;
     const int fblocks = (int) blocks_of(kw);
-    const int64_t works = tiles * (a.offsets ? a.mats : 1) * fblocks;
+    const int64_t works = tiles * a.mats * fblocks;
     const int64_t ctas = works < slots ? works : slots;
     k_dec<FMT, kKnownOrdinary><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks, stages);
     return cudaGetLastError();

@@ -307,10 +307,12 @@ int expert_linear(int fmt, int64_t w, int64_t scale, int64_t w_pair, int64_t sca
     // are exactly the pairs
     a.max_tiles = tile_rows == 1 ? pairs : (pairs + tile_rows - 1) / tile_rows + (experts < pairs ? experts : pairs);
     a.tile_rows = tile_rows;
-    a.mats = w_pair != 0 ? 2 : 1;
-    a.w_pair = reinterpret_cast<const uint8_t *>(w_pair);
-    a.scale_pair = reinterpret_cast<const uint8_t *>(scale_pair);
-    a.y_pair = w_pair != 0 ? (y_pair - y) / 2 : 0;
+    if (w_pair != 0) {
+        a.mats = 2;
+        a.w_pair = reinterpret_cast<const uint8_t *>(w_pair);
+        a.scale_pair = reinterpret_cast<const uint8_t *>(scale_pair);
+        a.y_pair = (y_pair - y) / 2;
+    }
     return (int) launch_gemm(a, (cudaStream_t) stream);
 }
 

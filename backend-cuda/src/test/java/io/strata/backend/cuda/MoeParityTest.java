@@ -25,10 +25,15 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.BiConsumer;
 
 import static io.strata.backend.cuda.GpuTest.assumeGpu;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -159,9 +164,8 @@ class MoeParityTest {
         int cols = 1024;
         Random rnd = new Random(31);
         for (WeightFormat f : new WeightFormat[]{WeightFormat.FP4_BLOCK32, WeightFormat.FP8_BLOCK128}) {
-            boolean fp4 = f == WeightFormat.FP4_BLOCK32;
-            long wBytes = fp4 ? (long) rows * cols / 2 : (long) rows * cols;
-            long sBytes = fp4 ? (long) rows * cols / 32 : (long) ((rows + 127) / 128) * ((cols + 127) / 128);
+            long wBytes = f.weightBytes(rows, cols);
+            long sBytes = f.scaleBytes(rows, cols);
             try (DeviceBuffer w1 = DeviceBuffer.of(randomWeights(f, experts * wBytes, rnd));
                  DeviceBuffer w3 = DeviceBuffer.of(randomWeights(f, experts * wBytes, rnd));
                  DeviceBuffer s1 = DeviceBuffer.of(randomScales(experts * sBytes, rnd));
@@ -184,19 +188,19 @@ class MoeParityTest {
         int cols = d1.cols();
         // k distinct experts per token: expert 0 and k - 1 others, so expert 0 gets more slots than a tile
         int[] count = new int[experts];
-        java.util.List<int[]> pairs = new java.util.ArrayList<>();  // (expert, token)
+        List<int[]> pairs = new ArrayList<>();  // (expert, token)
         for (int t = 0; t < tokens; t++) {
-            java.util.List<Integer> others = new java.util.ArrayList<>();
+            List<Integer> others = new ArrayList<>();
             for (int e = 1; e < experts; e++) {
                 others.add(e);
             }
-            java.util.Collections.shuffle(others, rnd);
+            Collections.shuffle(others, rnd);
             pairs.add(new int[]{0, t});
             for (int j = 0; j < k - 1; j++) {
                 pairs.add(new int[]{others.get(j), t});
             }
         }
-        pairs.sort(java.util.Comparator.comparingInt(p -> p[0]));
+        pairs.sort(Comparator.comparingInt(p -> p[0]));
         for (int[] p : pairs) {
             count[p[0]]++;
         }
@@ -223,12 +227,12 @@ class MoeParityTest {
             for (DeviceBuffer b : new DeviceBuffer[]{y1, y3, p1, p3}) {
                 b.fill(0xff);  // NaN: an output no launch writes shows
             }
-            for (var pair : new Object[][]{{d1, y1}, {d3, y3}}) {
-                DeviceMatrix d = (DeviceMatrix) pair[0];
-                CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(), wStride,
-                    sStride, rows, cols, experts, slots, tile, off.address(), toff.address(), g.address(),
-                    dx.address(), cols, ((DeviceBuffer) pair[1]).address(), rows, 0), what);
-            }
+            BiConsumer<DeviceMatrix, DeviceBuffer> single = (d, y) -> CudaRuntime.check(
+                CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(), wStride, sStride, rows, cols,
+                    experts, slots, tile, off.address(), toff.address(), g.address(), dx.address(), cols, y.address(),
+                    rows, 0), what);
+            single.accept(d1, y1);
+            single.accept(d3, y3);
             CudaRuntime.check(CudaNative.strata_moe_expert_linear_pair(d1.fmtCode(), d1.weight(), d1.scale(),
                 d3.weight(), d3.scale(), wStride, sStride, rows, cols, experts, slots, tile, off.address(),
                 toff.address(), g.address(), dx.address(), cols, p1.address(), p3.address(), rows, 0), what);

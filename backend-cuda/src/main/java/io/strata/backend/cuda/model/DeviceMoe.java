@@ -12,8 +12,8 @@ import io.strata.model.config.MoeConfig;
  * One MoE sub-layer on the device, step for step the CPU backend's {@code MoeLayer}: the fp32 router
  * (sqrt-softplus, top-k of score + bias or the {@code tid2eid} row, renormalised and scaled), the routed experts
  * as grouped GEMMs over per-expert slot lists built on the device, the clamped SwiGLU, the shared expert (on the
- * step's side stream when it has one), and the sum in expert index order. {@link #forward} never synchronises or allocates and its launch shapes depend
- * only on {@code m}, so it can be captured in a CUDA graph.
+ * step's side stream when it has one), and the sum in expert index order. {@link #forward} never synchronises or
+ * allocates and its launch shapes depend only on {@code m}, so it can be captured in a CUDA graph.
  */
 public final class DeviceMoe {
     private final int dim;
@@ -192,20 +192,16 @@ public final class DeviceMoe {
         // routed experts: slot s reads token sortedRows[s]; outputs stay in slot order. w1 and w3 in one launch
         // when they are stored alike (they read the same slots)
         if (w1.pairsWith(w3)) {
-            DeviceMatrix d = w1.first();
-            DeviceMatrix d3 = w3.first();
-            CudaRuntime.check(CudaNative.strata_moe_expert_linear_pair(d.fmtCode(), d.weight(), d.scale(),
-                d3.weight(), d3.scale(), w1.weightStride(), w1.scaleStride(), inter, dim, experts, pairs, tileRows,
-                ws + l.offsets, ws + l.tileOffsets, ws + l.sortedRows, input(w1.format(), x, ws + l.xq), dim, g, u,
-                inter, stream), "strata_moe_expert_linear_pair");
+            expert(w1, w3, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, u, inter, pairs, tileRows, l,
+                ws, stream);
         } else {
-            expert(w1, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, inter, pairs, tileRows, l, ws,
-                stream);
-            expert(w3, input(w3.format(), x, ws + l.xq), dim, ws + l.sortedRows, u, inter, pairs, tileRows, l, ws,
-                stream);
+            expert(w1, null, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, 0, inter, pairs, tileRows, l,
+                ws, stream);
+            expert(w3, null, input(w3.format(), x, ws + l.xq), dim, ws + l.sortedRows, u, 0, inter, pairs, tileRows, l,
+                ws, stream);
         }
         swiglu(g, u, ws + l.sortedWeights, pairs, w2.format(), stream);
-        expert(w2, g, inter, 0, ws + l.routed, dim, pairs, tileRows, l, ws, stream);
+        expert(w2, null, g, inter, 0, ws + l.routed, 0, dim, pairs, tileRows, l, ws, stream);
         if (s != null) {
             s.join();
         }
@@ -217,12 +213,21 @@ public final class DeviceMoe {
         return f.quantizesInput() ? xq : x;
     }
 
-    private void expert(ExpertMatrices w, long x, int lda, long gather, long y, int ldy, int pairs, int tileRows,
-                        Layout l, long ws, long stream) {
+    /** The routed slots times {@code w} into {@code y}, and in the same launch times {@code pair} into {@code yPair}. */
+    private void expert(ExpertMatrices w, ExpertMatrices pair, long x, int lda, long gather, long y, long yPair,
+                        int ldy, int pairs, int tileRows, Layout l, long ws, long stream) {
         DeviceMatrix d = w.first();
-        CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(),
-            w.weightStride(), w.scaleStride(), d.rows(), d.cols(), experts, pairs, tileRows, ws + l.offsets,
-            ws + l.tileOffsets, gather, x, lda, y, ldy, stream), "strata_moe_expert_linear");
+        if (pair == null) {
+            CudaRuntime.check(CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(),
+                w.weightStride(), w.scaleStride(), d.rows(), d.cols(), experts, pairs, tileRows, ws + l.offsets,
+                ws + l.tileOffsets, gather, x, lda, y, ldy, stream), "strata_moe_expert_linear");
+        } else {
+            DeviceMatrix p = pair.first();
+            CudaRuntime.check(CudaNative.strata_moe_expert_linear_pair(d.fmtCode(), d.weight(), d.scale(),
+                p.weight(), p.scale(), w.weightStride(), w.scaleStride(), d.rows(), d.cols(), experts, pairs,
+                tileRows, ws + l.offsets, ws + l.tileOffsets, gather, x, lda, y, yPair, ldy, stream),
+                "strata_moe_expert_linear_pair");
+        }
     }
 
     /** In place over {@code g}: the clamped SwiGLU, FP8-round-tripped when the down projection quantizes its input. */

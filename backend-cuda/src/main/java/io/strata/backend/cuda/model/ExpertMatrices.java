@@ -43,13 +43,12 @@ public record ExpertMatrices(DeviceMatrix first, int experts, long weightStride,
     }
 
     /**
-     * Whether one paired launch can multiply by this projection and {@code other} (w1 and w3): same shape, format
-     * code (scale flags included) and strides, and both with scales or both without.
+     * Whether one paired launch can multiply by this projection and {@code other} (w1 and w3): as many experts of
+     * the same shape and format code (scale flags included), hence the same strides.
      */
     public boolean pairsWith(ExpertMatrices other) {
-        return experts == other.experts && weightStride == other.weightStride && scaleStride == other.scaleStride
-            && first.rows() == other.first.rows() && first.cols() == other.first.cols()
-            && first.fmtCode() == other.first.fmtCode() && (first.scale() == 0) == (other.first.scale() == 0);
+        return experts == other.experts && first.rows() == other.first.rows() && first.cols() == other.first.cols()
+            && first.fmtCode() == other.first.fmtCode();
     }
 
     public long bytes() {

@@ -20,7 +20,8 @@ public enum WeightFormat {
         return this == FP8_BLOCK128 || this == FP4_BLOCK32;
     }
 
-    long weightBytes(int rows, int cols) {
+    /** Bytes of a {@code [rows, cols]} matrix's weights in this format. */
+    public long weightBytes(int rows, int cols) {
         return switch (this) {
             case BF16 -> 2L * rows * cols;
             case F32 -> 4L * rows * cols;
@@ -29,7 +30,8 @@ public enum WeightFormat {
         };
     }
 
-    long scaleBytes(int rows, int cols) {
+    /** Bytes of its block scales (0 for BF16 and F32). */
+    public long scaleBytes(int rows, int cols) {
         return switch (this) {
             case BF16, F32 -> 0;
             case FP8_BLOCK128 -> (long) ((rows + 127) / 128) * ((cols + 127) / 128);
