@@ -14,7 +14,9 @@
 //  * mma_fp8: the same tile for plain FP8 GEMMs of more than 16 rows (decode batches, prefill) on Hopper:
 //    warpgroup MMAs (wgmma, f16 in, fp32 out) on the raw weight bytes, over activations staged once per GEMM
 //    as f16 (k_stage_f16).
+#include <array>
 #include <cooperative_groups.h>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include "async_copy.cuh"
@@ -697,18 +699,28 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
 // 6 7 10 11 14 15, so the activation operand's k are the same channels. The activation stage is the MMA's
 // 128-byte swizzled K-major layout (a row's 64 channels in 128 bytes, its 16-byte chunk c at c ^ (row % 8)):
 // an unswizzled layout measured 2.5 times the ideal shared-memory wavefronts. Each stage also carries the
-// 128-channel block's row scales (copied with a block's second step) and the CTA keeps its weight scale row in
-// shared memory: loading them from global memory where they were used cost 10% of the kernel's time.
-// The CTA's tile (64 rows x 128 features: two warpgroups of 64 features), the K ring and the cluster's K split
-// as in k_mma, the splits cutting K at 128-channel blocks.
-constexpr int kW8Row = kBK + 16;  // a weight stage row: 64 bytes + 16, so ldmatrix's 8 rows fall on distinct banks
-constexpr int kW8Stages = 4;
-constexpr int kW8AStage = kBM * kBK * 2;             // a step's activations: 64 rows x 64 channels, f16, swizzled
-constexpr int kW8XsOff = kW8AStage + kBN * kW8Row;   // then the 64 rows' scales of the step's 128-channel block
+// 128-channel block's row scales and the CTA keeps its weight scale row in shared memory: loading them from
+// global memory where they were used cost 10% of the kernel's time.
+// The CTA's tile is 64 rows x 128 features (two warpgroups of 64 features); a stage is one 128-channel block
+// (the 128 weight rows' bytes, padded; the 64 activation rows as two swizzled 64-channel halves; the block's
+// row scales). kW8Stages stages hold kW8Stages - 2 blocks in flight ahead of the one multiplied. Blocks go in
+// pairs: the second block's fragments are converted and its MMAs issued while the first's run, and the first's
+// partial sums are scaled while the second's run (two sets of fragments and partial sums alternate; nothing is
+// in flight across the loop's back edge). One wait for all MMAs of every 64-channel step left the tensor cores
+// idle while fragments were converted and sums scaled (64 rows: 20-26% of the copy bandwidth). K is split over
+// a cluster as in k_mma, at 128-channel blocks (launch_mma_fp8 chooses the split).
+constexpr int kW8Row = 128 + 16;                     // a weight stage row: 128 bytes + 16, so ldmatrix's 8 rows
+                                                     // fall on distinct banks
+constexpr int kW8Stages = 6;                         // 4 measured the same
+constexpr int kW8Ahead = kW8Stages - 2;
+constexpr int kW8XOff = kBN * kW8Row;                // 18432: the activations, 1024-byte aligned
+constexpr int kW8XHalf = kBM * 128;                  // one 64-channel half of them: 64 rows x 128 bytes
+constexpr int kW8XsOff = kW8XOff + 2 * kW8XHalf;     // then the 64 rows' scales of the block
 constexpr int kW8Stage = (kW8XsOff + kBM * 4 + 1023) / 1024 * 1024;  // stages 1024-byte aligned (the swizzle atom)
 constexpr int kW8WsOff = kW8Stages * kW8Stage;       // the CTA's weight scale row, up to kW8MaxBlocks bytes
 constexpr int kW8MaxBlocks = 256;                    // 128-channel blocks of K (K <= 32768)
 constexpr int kW8Smem = 1024 + (kW8WsOff + kW8MaxBlocks > kEpiBytes ? kW8WsOff + kW8MaxBlocks : kEpiBytes);
+static_assert(kW8XOff % 1024 == 0 && kW8Ahead >= 1 && kW8Smem <= 227 * 1024, "k_mma_fp8's stages");
 
 // Descriptor of a K-major operand in the 128-byte swizzled layout: 8-row groups 1024 bytes apart (the stride
 // dimension's byte offset, in 16-byte units); the leading dimension's offset is unused for this layout.
@@ -750,110 +762,146 @@ __device__ __forceinline__ void wgmma_fence() { STRATA_WGMMA("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { STRATA_WGMMA("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
+// The stage's cp.async writes (generic proxy) before the MMAs read it (async proxy).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+    STRATA_WGMMA("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_wait_prev() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
+
 // xq: the staged rows (f16 [m][groups * cols]); xs: their powers of two, block-major (fp32 [groups * cols / 128]
-// [ldxs], ldxs = m rounded up to 4).
-__global__ void __launch_bounds__(256, 2) k_mma_fp8(GemmArgs a, const __half *xq, const float *xs, int ldxs, int splits) {
-    constexpr int S = kW8Stages;
+// [ldxs], ldxs = m rounded up to 4). blockIdx.x = ((feature block * tiles) + row tile) * splits + rank: the row
+// tiles of a feature block run side by side, so its weights come from DRAM once and from L2 for the others.
+__global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq, const float *xs, int ldxs,
+                                                    int tiles, int splits) {
+    constexpr int S = kW8Stages, L = kW8Ahead;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    const Tile t = resolve_tile(a, blockIdx.y, kBM, blockIdx.z);
+    const int rank = blockIdx.x % splits, rest = blockIdx.x / splits;
+    const Tile t = resolve_tile(a, rest % tiles, kBM, blockIdx.z);
     if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int rank = blockIdx.x % splits;
-    const int n0 = (blockIdx.x / splits) * kBN;
-    const int ldq = a.groups * a.cols;
-    const int kchunk = ((a.cols + splits * 128 - 1) / (splits * 128)) * 128;
-    const int k_lo = rank * kchunk, k_hi = min(a.cols, k_lo + kchunk);
-    const int steps = k_hi > k_lo ? (k_hi - k_lo) / kBK : 0;  // even: cols % 128 == 0
+    const int n0 = (rest / tiles) * kBN;
+    const int ldq = a.groups * a.cols, kblocks = a.cols / 128;
+    const int per = (kblocks + splits - 1) / splits;
+    const int kb_lo = min(kblocks, rank * per), steps = min(kblocks, kb_lo + per) - kb_lo;
 
-    // the weight scale row, visible after the loop's first barrier
-    uint8_t *wsS = smem + kW8WsOff;
-    for (int i = tid; i < a.cols / 128; i += 256) wsS[i] = __ldg(t.s + (size_t) (n0 >> 7) * (a.cols / 128) + i);
+    uint8_t *wsS = smem + kW8WsOff;  // the weight scale row, visible after the loop's first barrier
+    for (int i = tid; i < kblocks; i += 256) wsS[i] = __ldg(t.s + (size_t) (n0 >> 7) * kblocks + i);
 
-    // per thread and step: 2 activation chunks (8 per 64-channel row) and 2 weight chunks (4 per row); threads
-    // 0..15 also copy a block's row scales (4 rows each) with its second step
-    const __half *arow[2];
-    const uint8_t *brow[2];
-    int adst[2];
+    // per thread and block: 4 weight chunks (8 per 128-byte row) and 4 activation chunks (16 per row: chunk
+    // c16 to half c16 / 8, at (c16 % 8) ^ (row % 8)); threads 0..15 also copy the rows' scales, 4 rows each
+    const uint8_t *wsrc[4];
+    const __half *xsrc[4];
+    int wdst[4], xdst[4];
 #pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int rr = (tid + i * 256) >> 3, r = t.r0 + rr, n = n0 + ((tid + i * 256) >> 2);
-        arow[i] = r < t.r1 ? xq + (size_t) r * ldq + t.xcol : nullptr;
-        brow[i] = n < a.rows ? t.w + (size_t) n * a.cols : nullptr;
-        adst[i] = rr * 128 + (((tid & 7) ^ (rr & 7)) * 16);
+    for (int j = 0; j < 4; j++) {
+        const int i = tid + 256 * j;
+        const int r = i >> 3, c = i & 7, n = n0 + r;
+        wsrc[j] = n < a.rows ? t.w + (size_t) n * a.cols + 16 * c : nullptr;
+        wdst[j] = r * kW8Row + 16 * c;
+        const int rr = i >> 4, c16 = i & 15, row = t.r0 + rr;
+        xsrc[j] = row < t.r1 ? xq + (size_t) row * ldq + t.xcol + 8 * c16 : nullptr;
+        xdst[j] = kW8XOff + (c16 >> 3) * kW8XHalf + rr * 128 + (((c16 & 7) ^ (rr & 7)) << 4);
     }
-    const int ka = (tid & 7) * 8, kw = (tid & 3) * 16;
     const int xs_rows = tid < 16 ? max(0, min(4, t.r1 - (t.r0 + 4 * tid))) : 0;
-    const float *xs_src = xs + (size_t) (t.xcol / 128) * ldxs + t.r0 + 4 * tid;
+    const float *xs_src = xs + (size_t) (t.xcol / 128 + kb_lo) * ldxs + t.r0 + 4 * tid;
     auto issue = [&](int step) {
         unsigned char *st = smem + (step % S) * kW8Stage;
-        const int k0 = k_lo + step * kBK;
+        const int k0 = (kb_lo + step) * 128;
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            cp_async16(st + adst[i], arow[i] ? arow[i] + k0 + ka : xq, arow[i] != nullptr);
-            cp_async16(st + kW8AStage + ((tid + i * 256) >> 2) * kW8Row + kw, brow[i] ? brow[i] + k0 + kw : t.w,
-                       brow[i] != nullptr);
+        for (int j = 0; j < 4; j++) {
+            cp_async16(st + wdst[j], wsrc[j] ? wsrc[j] + k0 : t.w, wsrc[j] != nullptr);
+            cp_async16(st + xdst[j], xsrc[j] ? xsrc[j] + k0 : xq, xsrc[j] != nullptr);
         }
-        if ((step & 1) && tid < 16)  // rows past the tile read as zero scales
-            cp_async16_bytes(st + kW8XsOff + 16 * tid, xs_rows ? xs_src + (size_t) (k0 >> 7) * ldxs : xs, 4 * xs_rows);
+        if (tid < 16)  // rows past the tile read as zero scales
+            cp_async16_bytes(st + kW8XsOff + 16 * tid, xs_rows ? xs_src + (size_t) step * ldxs : xs, 4 * xs_rows);
     };
 
-    // this warp's 16 features: f0 + g and f0 + g + 8 of the CTA's 128; ldmatrix p of a step takes matrices
+    // this warp's 16 features: f0 + g and f0 + g + 8 of the CTA's 128; ldmatrix p of a block takes matrices
     // (features 0-7, k step 2p), (8-15, 2p), (0-7, 2p + 1), (8-15, 2p + 1)
-    const int g = lane >> 2, lt = lane & 3, lmat = lane >> 3;
-    const int f0 = (warp >> 2) * 64 + (warp & 3) * 16;
+    const int g = lane >> 2, lt = lane & 3, lmat = lane >> 3, wg = warp >> 2;
+    const int f0 = wg * 64 + (warp & 3) * 16;
     const int a_off = (f0 + (lmat & 1) * 8 + (lane & 7)) * kW8Row + (lmat >> 1) * 16;
 
-    float acc[32], part[32];
+    float acc[32], pa[32], pb[32];
+    uint32_t fa[8][4], fb[8][4];
 #pragma unroll
-    for (int e = 0; e < 32; e++) acc[e] = 0.f;
+    for (int e = 0; e < 32; e++) acc[e] = pa[e] = pb[e] = 0.f;
 
-    ring_start<S>(issue, steps);
-    for (int step = 0; step < steps; step++) {
-        ring_advance<S>(issue, step, steps);
-        if ((step & 1) == 0) {
+    // block b's partial sums (d[4j + e]: feature g + 8 (e >> 1) of the warp's 16, row 8j + 2t + (e & 1)) times
+    // the weight scale and each row's power of two, into acc
+    auto promote = [&](float (&p)[32], int b) {
+        const float ws = e8m0_decode(wsS[kb_lo + b]);
+        const float *xsS = reinterpret_cast<const float *>(smem + (b % S) * kW8Stage + kW8XsOff);
 #pragma unroll
-            for (int e = 0; e < 32; e++) part[e] = 0.f;
+        for (int j = 0; j < 8; j++) {
+            const float2 x = *reinterpret_cast<const float2 *>(xsS + 8 * j + 2 * lt);
+            const float s0 = ws * x.x, s1 = ws * x.y;
+            acc[4 * j] = fmaf(p[4 * j], s0, acc[4 * j]);
+            acc[4 * j + 1] = fmaf(p[4 * j + 1], s1, acc[4 * j + 1]);
+            acc[4 * j + 2] = fmaf(p[4 * j + 2], s0, acc[4 * j + 2]);
+            acc[4 * j + 3] = fmaf(p[4 * j + 3], s1, acc[4 * j + 3]);
         }
-        const unsigned char *st = smem + (step % S) * kW8Stage;
-        uint32_t w[2][4];
+    };
+    // block b: once its stage has landed, its 16 features' bytes as f16 fragments f and its MMAs into p
+    auto block = [&](int b, uint32_t (&f)[8][4], float (&p)[32]) {
+        cp_async_wait<L - 1>();  // block b has landed for this thread
+        fence_proxy_async_shared();
+        __syncthreads();  // ... for every thread; and every MMA of block b - 2 is complete: its stage is free
+        if (b + L < steps) issue(b + L);
+        cp_async_commit();
+        const unsigned char *st = smem + (b % S) * kW8Stage;
 #pragma unroll
-        for (int p = 0; p < 2; p++) ldmatrix_x4(w[p][0], w[p][1], w[p][2], w[p][3], st + kW8AStage + a_off + 32 * p);
-        uint32_t af[4][4];
+        for (int q = 0; q < 4; q++) {
+            uint32_t w[4];
+            ldmatrix_x4(w[0], w[1], w[2], w[3], st + a_off + 32 * q);
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++) {
-            const uint32_t lo = w[ks >> 1][2 * (ks & 1)], hi = w[ks >> 1][2 * (ks & 1) + 1];  // features 0-7, 8-15
-            af[ks][0] = e4m3x2_to_f16x2(lo);
-            af[ks][1] = e4m3x2_to_f16x2(hi);
-            af[ks][2] = e4m3x2_to_f16x2(lo >> 16);
-            af[ks][3] = e4m3x2_to_f16x2(hi >> 16);
+            for (int h = 0; h < 2; h++) {  // k step 2q + h: features 0-7 in w[2h], 8-15 in w[2h + 1]
+                f[2 * q + h][0] = e4m3x2_to_f16x2(w[2 * h]);
+                f[2 * q + h][1] = e4m3x2_to_f16x2(w[2 * h + 1]);
+                f[2 * q + h][2] = e4m3x2_to_f16x2(w[2 * h] >> 16);
+                f[2 * q + h][3] = e4m3x2_to_f16x2(w[2 * h + 1] >> 16);
+            }
         }
 #pragma unroll
-        for (int e = 0; e < 32; e++) pin(part[e]);
+        for (int e = 0; e < 32; e++) pin(p[e]);
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++)
+        for (int ks = 0; ks < 8; ks++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) pin(af[ks][i]);
+            for (int i = 0; i < 4; i++) pin(f[ks][i]);
         wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++)  // k step ks: 16-byte chunks 2ks, 2ks + 1 of every row
-            wgmma_m64n64k16(part, af[ks][0], af[ks][1], af[ks][2], af[ks][3], wgmma_desc_sw128(st + ks * 32));
+        for (int ks = 0; ks < 8; ks++)  // k step ks: half ks / 4, 16-byte chunks 2 (ks % 4), 2 (ks % 4) + 1
+            wgmma_m64n64k16(p, f[ks][0], f[ks][1], f[ks][2], f[ks][3],
+                            wgmma_desc_sw128(st + kW8XOff + (ks >> 2) * kW8XHalf + 32 * (ks & 3)));
         wgmma_commit();
-        wgmma_wait_all();  // the stage and the fragments are free for the next step
+    };
+
 #pragma unroll
-        for (int e = 0; e < 32; e++) pin(part[e]);
-        if (step & 1) {  // the block is complete: times its weight scale and each row's power of two
-            const float ws = e8m0_decode(wsS[(k_lo + step * kBK) >> 7]);
-            const float *xsS = reinterpret_cast<const float *>(st + kW8XsOff);
+    for (int s = 0; s < L; s++) {
+        if (s < steps) issue(s);
+        cp_async_commit();
+    }
+    for (int b = 0; b < steps; b += 2) {
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const float2 x = *reinterpret_cast<const float2 *>(xsS + 8 * j + 2 * lt);
-                const float f0s = ws * x.x, f1s = ws * x.y;
-                acc[4 * j] = fmaf(part[4 * j], f0s, acc[4 * j]);
-                acc[4 * j + 1] = fmaf(part[4 * j + 1], f1s, acc[4 * j + 1]);
-                acc[4 * j + 2] = fmaf(part[4 * j + 2], f0s, acc[4 * j + 2]);
-                acc[4 * j + 3] = fmaf(part[4 * j + 3], f1s, acc[4 * j + 3]);
-            }
+        for (int e = 0; e < 32; e++) pa[e] = pb[e] = 0.f;
+        block(b, fa, pa);
+        if (b + 1 < steps) {
+            block(b + 1, fb, pb);
+            wgmma_wait_prev();  // block b's MMAs are complete (b + 1's may still run)
+#pragma unroll
+            for (int e = 0; e < 32; e++) pin(pa[e]);
+            promote(pa, b);
+            wgmma_wait_all();
+#pragma unroll
+            for (int e = 0; e < 32; e++) pin(pb[e]);
+            promote(pb, b + 1);
+        } else {
+            wgmma_wait_all();
+#pragma unroll
+            for (int e = 0; e < 32; e++) pin(pa[e]);
+            promote(pa, b);
         }
     }
     cp_async_wait<0>();
@@ -1406,17 +1454,47 @@ bool mma_fp8_fits(const GemmArgs &a) {
 }
 
 cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs, int ldxs, cudaStream_t st) {
-    const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM;
-    static const bool attr = [] {
-        return cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) == cudaSuccess;
+    const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM, kblocks = a.cols / 128;
+    // clusters of 1, 2, 4, 8 CTAs that run at once: a property of the compiled kernel and the GPU, asked once.
+    // A GPC holds whole clusters, so they are not the SMs divided by the cluster size: with this kernel's one CTA
+    // per SM, an H200 runs 132 single CTAs but only 30 clusters of 4 (120 CTAs), and 128 CTAs in clusters of 4
+    // took two waves (backend-cuda/bench/clusters.cu)
+    static const std::array<int, 4> capacity = [] {
+        std::array<int, 4> c{};
+        if (cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) != cudaSuccess) return c;
+        for (int i = 0; i < 4; i++) {
+            cudaLaunchConfig_t cfg = {};
+            cudaLaunchAttribute attr[1];
+            attr[0].id = cudaLaunchAttributeClusterDimension;
+            attr[0].val.clusterDim.x = 1u << i;
+            attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+            cfg.gridDim = dim3(1u << i);
+            cfg.blockDim = dim3(256);
+            cfg.dynamicSmemBytes = kW8Smem;
+            cfg.attrs = attr;
+            cfg.numAttrs = 1;
+            if (cudaOccupancyMaxActiveClusters(&c[i], k_mma_fp8, &cfg) != cudaSuccess) c[i] = 0;
+        }
+        return c;
     }();
-    if (!attr) return cudaErrorInvalidConfiguration;
-    // K split over a cluster as in launch_mma, in whole 128-channel blocks
-    int splits = 1;
+    if (capacity[0] < 1) return cudaErrorInvalidConfiguration;
+    // K split over a cluster of `splits` CTAs, in whole 128-channel blocks (at least a pair per CTA): the split
+    // whose waves of clusters times blocks per CTA (plus 8 blocks' worth per wave for filling and emptying the
+    // ring and the cluster's sum: 64-row wo_b, 36.8 us in one wave of 64 CTAs against 38.9 in three of 256)
+    // is least; a tie keeps the smaller split
     const int base = nblocks * tiles * a.groups;
-    while (splits < 8 && base * splits < 2 * strata_sm_count() && a.cols >= splits * 2 * 4 * kBK) splits *= 2;
-    return strata_launch_cluster(k_mma_fp8, dim3(nblocks * splits, tiles, a.groups), dim3(256), (size_t) kW8Smem, st,
-                                 splits, a, xq, xs, ldxs, splits);
+    int splits = 1;
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < 4 && kblocks >= 2 << i; i++) {
+        if (capacity[i] < 1) break;
+        const int64_t waves = (base + capacity[i] - 1) / capacity[i], steps = (kblocks + (1 << i) - 1) >> i;
+        if (waves * (steps + 8) < best) {
+            best = waves * (steps + 8);
+            splits = 1 << i;
+        }
+    }
+    return strata_launch_cluster(k_mma_fp8, dim3(nblocks * tiles * splits, 1, a.groups), dim3(256), (size_t) kW8Smem,
+                                 st, splits, a, xq, xs, ldxs, tiles, splits);
 }
 
 template <int FMT, int MT>
