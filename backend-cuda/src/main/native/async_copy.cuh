@@ -33,6 +33,14 @@ __device__ __forceinline__ void cp_async8(void *dst, const void *src, bool valid
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
+// Shared-memory writes of this thread (stores, landed cp.async copies) made visible to the async proxy that
+// the warpgroup MMAs read shared memory through. A no-op where the PTX has no wgmma (compute_90 stand-ins).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
 // Waits until at most N of this thread's most recent copy groups are still in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }

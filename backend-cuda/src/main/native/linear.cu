@@ -762,11 +762,6 @@ __device__ __forceinline__ void wgmma_fence() { STRATA_WGMMA("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { STRATA_WGMMA("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 
-// The stage's cp.async writes (generic proxy) before the MMAs read it (async proxy).
-__device__ __forceinline__ void fence_proxy_async_shared() {
-    STRATA_WGMMA("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
 __device__ __forceinline__ void wgmma_wait_prev() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
 
 // xq: the staged rows (f16 [m][groups * cols]); xs: their powers of two, block-major (fp32 [groups * cols / 128]
@@ -845,6 +840,12 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
             acc[4 * j + 3] = fmaf(p[4 * j + 3], s1, acc[4 * j + 3]);
         }
     };
+    // block b's MMAs into p are complete: p as this point of the instruction stream leaves it, then promoted
+    auto retire = [&](float (&p)[32], int b) {
+#pragma unroll
+        for (int e = 0; e < 32; e++) pin(p[e]);
+        promote(p, b);
+    };
     // block b: once its stage has landed, its 16 features' bytes as f16 fragments f and its MMAs into p
     auto block = [&](int b, uint32_t (&f)[8][4], float (&p)[32]) {
         cp_async_wait<L - 1>();  // block b has landed for this thread
@@ -891,18 +892,12 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
         if (b + 1 < steps) {
             block(b + 1, fb, pb);
             wgmma_wait_prev();  // block b's MMAs are complete (b + 1's may still run)
-#pragma unroll
-            for (int e = 0; e < 32; e++) pin(pa[e]);
-            promote(pa, b);
+            retire(pa, b);
             wgmma_wait_all();
-#pragma unroll
-            for (int e = 0; e < 32; e++) pin(pb[e]);
-            promote(pb, b + 1);
+            retire(pb, b + 1);
         } else {
             wgmma_wait_all();
-#pragma unroll
-            for (int e = 0; e < 32; e++) pin(pa[e]);
-            promote(pa, b);
+            retire(pa, b);
         }
     }
     cp_async_wait<0>();
@@ -1464,16 +1459,8 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
         std::array<int, 4> c{};
         if (cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) != cudaSuccess) return c;
         for (int i = 0; i < 4; i++) {
-            cudaLaunchConfig_t cfg = {};
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim.x = 1u << i;
-            attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
-            cfg.gridDim = dim3(1u << i);
-            cfg.blockDim = dim3(256);
-            cfg.dynamicSmemBytes = kW8Smem;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
+            cudaLaunchAttribute attr;
+            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(1u << i), dim3(256), kW8Smem, 0, 1u << i, attr);
             if (cudaOccupancyMaxActiveClusters(&c[i], k_mma_fp8, &cfg) != cudaSuccess) c[i] = 0;
         }
         return c;

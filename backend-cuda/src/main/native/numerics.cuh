@@ -176,22 +176,30 @@ inline int strata_sm_count() {
     return sms;
 }
 
-// Launches kernel over grid with thread-block clusters of cluster_x CTAs along x (grid.x a multiple of it).
-template <typename... Params, typename... Args>
-cudaError_t strata_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                                  unsigned cluster_x, Args &&...args) {
+// A launch configuration with thread-block clusters of cluster_x CTAs along x; attr holds the cluster attribute
+// the configuration points to (it must outlive the configuration's use).
+inline cudaLaunchConfig_t strata_cluster_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                                unsigned cluster_x, cudaLaunchAttribute &attr) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cluster_x;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cluster_x;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
     cfg.numAttrs = 1;
+    return cfg;
+}
+
+// Launches kernel over grid with thread-block clusters of cluster_x CTAs along x (grid.x a multiple of it).
+template <typename... Params, typename... Args>
+cudaError_t strata_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                  unsigned cluster_x, Args &&...args) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = strata_cluster_config(grid, block, smem, stream, cluster_x, attr);
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 

@@ -183,9 +183,7 @@ __device__ __forceinline__ void dequant_tile(const uint8_t *raw, uint16_t *ks) {
         *reinterpret_cast<uint4 *>(ks + blocked(r, chunk * 16)) = lo;
         *reinterpret_cast<uint4 *>(ks + blocked(r, chunk * 16 + 8)) = hi;
     }
-#ifdef STRATA_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the tensor cores' reads
-#endif
+    fence_proxy_async_shared();  // visible to the tensor cores' reads
 }
 
 __global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
@@ -224,9 +222,7 @@ __global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
         if (h0 + h < a.heads) v = *reinterpret_cast<const uint4 *>(a.q + ((int64_t) row * a.heads + h0 + h) * kD + c);
         *reinterpret_cast<uint4 *>(qs + blocked(h, c)) = v;
     }
-#ifdef STRATA_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
+    fence_proxy_async_shared();
 
     float o[32][4];
 #pragma unroll
