@@ -1,7 +1,8 @@
 """Markdown tables from ModelDecodeBench's JSON (and, optionally, bench_torch_peer.py's): step time per
 variant and repeat, the best variant against the roofline (bytes a step must read, the output head
-included, / the copy bandwidth measured in the same run), the streams and graphs gains (how much faster,
-from the last pass), and the PyTorch peer.
+included, / the copy bandwidth measured in the same run), the streams, graphs and device-argmax gains (how
+much faster, from the last pass), and the PyTorch peer. Variants ending in -argmax return each row's argmax
+token instead of its logits (a greedy request's step).
 
     python3 backend-cuda/bench/report_decode.py decode.json [peer.json] > tables.md
 """
@@ -13,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from v4_roofline import FLASH, OURS, step_bytes  # noqa: E402
 
-VARIANTS = ["eager-1", "eager-2", "graphs-1", "graphs-2"]
+ORDER = ["eager-1", "eager-2", "graphs-1", "graphs-2"]
 
 
 def main():
@@ -25,6 +26,9 @@ def main():
     decode = [r for r in rows if r["kind"] == "decode"]
     shapes = sorted({(r["context"], r["batch"]) for r in decode})
     ms = {}
+    # the usual four first, then the -argmax ones, each only when the sweep ran it
+    seen = list(dict.fromkeys(r["variant"] for r in decode))
+    VARIANTS = [v for v in ORDER if v in seen] + sorted(v for v in seen if v not in ORDER)
     for r in decode:
         ms.setdefault((r["context"], r["batch"], r["variant"]), []).append(r["median_ms"])
 
@@ -42,8 +46,9 @@ def main():
     # The gains come from the last pass: the sweep's first variant runs first, while the process warms up,
     # so its first-pass figures are slow and would inflate whatever is compared with them.
     print("\n| context | batch | best variant | step (ms) | tok/s | bytes/step (GB) | roofline (ms) | × roofline |"
-          " two streams vs one (eager, last pass) | graphs vs eager (two streams, last pass) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          " two streams vs one (eager, last pass) | graphs vs eager (two streams, last pass) |"
+          " argmax tokens vs whole logits (graphs-2, last pass) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for c, b in shapes:
         best_v, best = min(((v, statistics.median(ms[(c, b, v)])) for v in VARIANTS if (c, b, v) in ms),
                            key=lambda t: t[1])
@@ -52,7 +57,8 @@ def main():
         gain = lambda a, z: (f"{(ms[(c, b, a)][-1] / ms[(c, b, z)][-1] - 1) * 100:+.1f}%"
                              if (c, b, a) in ms and (c, b, z) in ms else "–")
         print(f"| {c // 1024}K | {b} | {best_v} | {best:.2f} | {b * 1000 / best:,.0f} | {total / 1e9:.2f} | {roof:.2f} |"
-              f" {best / roof:.1f} | {gain('eager-1', 'eager-2')} | {gain('eager-2', 'graphs-2')} |")
+              f" {best / roof:.1f} | {gain('eager-1', 'eager-2')} | {gain('eager-2', 'graphs-2')} |"
+              f" {gain('graphs-2', 'graphs-2-argmax')} |")
 
     if peer:
         print("\n| context | batch | PyTorch eager (ms) | torch.compile (ms) | ours, best (ms) | ours vs eager |"

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdlib.h>
 #include "strata_cuda.h"
 #include "numerics.cuh"
@@ -486,6 +487,83 @@ __global__ void k_fill_random(uint8_t *dst, int64_t bytes, uint64_t seed, uint8_
     }
 }
 
+// ---- the greedy draw where the logits are
+
+constexpr int kArgmaxThreads = 1024;
+
+// (value, index) pairs: the larger value wins, equal values (-0 and +0 included) the lower index; a NaN never
+// wins (it compares neither greater nor equal), so the scan starts from (-inf, none).
+struct ArgBest {
+    float v;
+    int i;
+};
+
+__device__ __forceinline__ void arg_take(ArgBest &b, float v, int i) {
+    if (v > b.v || (v == b.v && i < b.i)) {
+        b.v = v;
+        b.i = i;
+    }
+}
+
+// One CTA per row: the first index of the row's largest value, as StepResult.argmax (a sequential scan with a
+// strict >): with row[0] a NaN nothing compares greater, so index 0; else NaNs are skipped.
+__global__ void __launch_bounds__(kArgmaxThreads) k_argmax_rows(const float *logits, int vocab, int *out) {
+    const float *row = logits + (size_t) blockIdx.x * vocab;
+    if (isnan(row[0])) {
+        if (threadIdx.x == 0) out[blockIdx.x] = 0;
+        return;
+    }
+    ArgBest b{-INFINITY, INT_MAX};
+    if ((vocab & 3) == 0) {
+        // rows start 16-byte aligned; each thread's indices still rise, so its own ties keep the first
+        const float4 *row4 = reinterpret_cast<const float4 *>(row);
+        const int n4 = vocab >> 2;
+        int c = threadIdx.x;
+        for (; c + 3 * kArgmaxThreads < n4; c += 4 * kArgmaxThreads) {
+            float4 q[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) q[u] = __ldg(row4 + c + u * kArgmaxThreads);
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int i = 4 * (c + u * kArgmaxThreads);
+                arg_take(b, q[u].x, i);
+                arg_take(b, q[u].y, i + 1);
+                arg_take(b, q[u].z, i + 2);
+                arg_take(b, q[u].w, i + 3);
+            }
+        }
+        for (; c < n4; c += kArgmaxThreads) {
+            const float4 q = __ldg(row4 + c);
+            arg_take(b, q.x, 4 * c);
+            arg_take(b, q.y, 4 * c + 1);
+            arg_take(b, q.z, 4 * c + 2);
+            arg_take(b, q.w, 4 * c + 3);
+        }
+    } else {
+        for (int i = threadIdx.x; i < vocab; i += kArgmaxThreads) arg_take(b, __ldg(row + i), i);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float v = __shfl_xor_sync(0xffffffffu, b.v, o);
+        const int i = __shfl_xor_sync(0xffffffffu, b.i, o);
+        arg_take(b, v, i);
+    }
+    __shared__ ArgBest warps[kArgmaxThreads / 32];
+    if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = b;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        b = warps[threadIdx.x];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const float v = __shfl_xor_sync(0xffffffffu, b.v, o);
+            const int i = __shfl_xor_sync(0xffffffffu, b.i, o);
+            arg_take(b, v, i);
+        }
+        // row[0] is a number, so some value was taken
+        if (threadIdx.x == 0) out[blockIdx.x] = b.i;
+    }
+}
+
 extern "C" {
 
 int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int dim, int hc, int64_t stream) {
@@ -603,6 +681,13 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
                     src_scale_stride};
     EntryLayout dst{(uint8_t *) pool, page_bytes, entries_per_page, data_stride, scale_base, scale_stride};
     k_copy_entries<<<num_tokens, 64, 0, as_stream(stream)>>>(src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
+    return launched();
+}
+
+int strata_argmax_rows(int64_t logits, int rows, int vocab, int64_t out_tokens, int64_t stream) {
+    if (rows <= 0) return 0;
+    if (vocab <= 0) return (int) cudaErrorInvalidValue;
+    k_argmax_rows<<<rows, kArgmaxThreads, 0, as_stream(stream)>>>((const float *) logits, vocab, (int *) out_tokens);
     return launched();
 }
 

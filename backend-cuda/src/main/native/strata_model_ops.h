@@ -63,5 +63,10 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
                         int64_t pool, int64_t page_bytes, int entries_per_page, int data_stride, int scale_base,
                         int scale_stride, int num_tokens, int64_t stream);
 
+/* out_tokens int32 [rows] = per row of logits fp32 [rows, vocab], the first index of its largest value (a NaN wins
+ * only at index 0, -0 and +0 tie): the engine's greedy draw (io.strata.spi.exec.StepResult.argmax), taken where the
+ * logits are so that a greedy row need not travel to the host. */
+int strata_argmax_rows(int64_t logits, int rows, int vocab, int64_t out_tokens, int64_t stream);
+
 /* Benchmarks only: fills bytes at dst with seeded pseudo-random bytes, each ANDed with mask. */
 int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64_t stream);

@@ -78,13 +78,11 @@ public final class CpuExecutor implements ModelExecutor {
         int total = batch.totalTokens();
         int[] tokens = new int[total];
         int[] logitRows = new int[batch.logitRows()];
-        int[] rowStart = new int[batch.chunks().size() + 1];
         List<BatchSlice> slices = new ArrayList<>();
         int row = 0;
         int lr = 0;
         for (int i = 0; i < batch.chunks().size(); i++) {
             SequenceChunk c = batch.chunks().get(i);
-            rowStart[i] = lr;
             LayerCache[] caches = new LayerCache[model.blocks().size()];
             for (int l = 0; l < caches.length; l++) {
                 caches[l] = new PagedLayerCache(pools, l, model.config().compressRatios().get(l), c);
@@ -98,10 +96,9 @@ public final class CpuExecutor implements ModelExecutor {
             slices.add(new BatchSlice(row, span, l -> caches[l]));
             row += c.tokens().length;
         }
-        rowStart[batch.chunks().size()] = lr;
         float[] logits = new float[logitRows.length * vocab];
         model.forward(tokens, total, slices, logitRows, logits, null);
-        return StepResult.of(logits, vocab, rowStart, System.nanoTime() - t0);
+        return StepResult.of(logits, vocab, batch, System.nanoTime() - t0);
     }
 
     @Override

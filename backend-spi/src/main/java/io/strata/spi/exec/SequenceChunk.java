@@ -26,9 +26,13 @@ package io.strata.spi.exec;
  *                           last window of tokens whose window pages were evicted
  * @param logitRows          indices into {@code tokens} (ascending) whose next-token logits are wanted;
  *                           typically the last one, or none for an intermediate prefill chunk
+ * @param argmaxOnly         the engine needs only the argmax token of each of these rows (a greedy draw with
+ *                           nothing applied to the logits first): the backend may return the token
+ *                           ({@link StepResult#tokens()}, rule {@link StepResult#argmax}) instead of the row, so
+ *                           a device backend need not send a 129k-float row to the host to yield one id
  */
 public record SequenceChunk(long requestId, int[] tokens, int startPosition, BlockTable[] blockTables,
-                            int sharedPrefixPositions, int windowFloor, int[] logitRows) {
+                            int sharedPrefixPositions, int windowFloor, int[] logitRows, boolean argmaxOnly) {
     public SequenceChunk {
         if (tokens.length == 0) {
             throw new IllegalArgumentException("request " + requestId + ": empty chunk");
@@ -44,9 +48,21 @@ public record SequenceChunk(long requestId, int[] tokens, int startPosition, Blo
         }
     }
 
+    /** A chunk whose logit rows come back whole. */
+    public SequenceChunk(long requestId, int[] tokens, int startPosition, BlockTable[] blockTables,
+                         int sharedPrefixPositions, int windowFloor, int[] logitRows) {
+        this(requestId, tokens, startPosition, blockTables, sharedPrefixPositions, windowFloor, logitRows, false);
+    }
+
     /** A chunk that wants the logits of its last token, nothing shared, full window available. */
     public static SequenceChunk of(long requestId, int[] tokens, int startPosition, BlockTable[] blockTables) {
         return new SequenceChunk(requestId, tokens, startPosition, blockTables, 0, 0, new int[]{tokens.length - 1});
+    }
+
+    /** The same chunk with its rows' argmax wanted instead of the rows ({@link #argmaxOnly}). */
+    public SequenceChunk withArgmaxOnly() {
+        return new SequenceChunk(requestId, tokens, startPosition, blockTables, sharedPrefixPositions, windowFloor,
+            logitRows, true);
     }
 
     /** Physical page of a group's virtual page, or -1 when the step's tables do not map it. */

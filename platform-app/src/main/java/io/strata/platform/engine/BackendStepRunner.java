@@ -88,7 +88,7 @@ final class BackendStepRunner implements StepRunner {
             };
             int windowFloor = Math.min(Math.toIntExact(kv.windowValidFrom()), c.start());
             batch.add(new SequenceChunk(s.seqNo, s.tokens(c.start(), c.start() + c.count()), c.start(),
-                    blockTables(kv), Math.toIntExact(kv.compressedWriteFrom()), windowFloor, rows));
+                    blockTables(kv), Math.toIntExact(kv.compressedWriteFrom()), windowFloor, rows, c.argmaxOnly()));
         }
         StepResult result;
         try {
@@ -101,7 +101,18 @@ final class BackendStepRunner implements StepRunner {
                     + ", expected " + vocab);
         }
         readDeviceMemory();
-        return new Output(result.logits(), result.vocab());
+        for (int i = 0; i < chunks.size(); i++) {
+            // a backend returns a token only where it was offered the choice
+            if (!chunks.get(i).argmaxOnly()) {
+                for (int r = result.rowStart()[i]; r < result.rowStart()[i + 1]; r++) {
+                    if (result.tokens()[r] >= 0) {
+                        throw new IllegalStateException("the " + backendId + " backend returned a token for row " + r
+                                + ", whose logits were asked for");
+                    }
+                }
+            }
+        }
+        return new Output(result);
     }
 
     /** Per kind group, the pages the request holds from its table's base on, in the SPI's shape. */

@@ -10,6 +10,7 @@ import io.strata.platform.engine.sampling.BatchSampler;
 import io.strata.platform.engine.sampling.Logprobs;
 import io.strata.platform.engine.sampling.SampledToken;
 import io.strata.platform.engine.sampling.StopStringMatcher;
+import io.strata.platform.engine.sampling.TopLogprobs;
 import io.strata.platform.workers.WorkerCrashedException;
 import io.strata.platform.workers.WorkerDownException;
 import org.slf4j.Logger;
@@ -414,6 +415,9 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
         // the choices that sample a token this step, in chunk order, and their rows
         List<Sequence> sampling = new ArrayList<>(plan.chunks().size());
         List<BatchSampler.Row> samplingRows = new ArrayList<>(plan.chunks().size());
+        // per choice in `sampling`, the token the backend returned (it took the argmax where the logits are), or
+        // null for a row sampled here
+        List<SampledToken> returned = new ArrayList<>(plan.chunks().size());
         for (StepRunner.Chunk c : plan.chunks()) {
             Sequence s = c.seq();
             scheduler.advance(c);
@@ -425,7 +429,7 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                 case ALL -> {
                     for (int p = c.start(); p < c.start() + c.count(); p++, row++) {
                         if (p + 1 < s.promptLength() && s.promptLogprobs.size() == p + 1) {
-                            s.promptLogprobs.add(Logprobs.of(out.logits(), (long) row * vocab, vocab, s.token(p + 1),
+                            s.promptLogprobs.add(Logprobs.of(out.logits(), out.offset(row), vocab, s.token(p + 1),
                                     s.params.promptLogprobs()));
                         }
                         lastRow = row;
@@ -442,13 +446,19 @@ public final class ServingEngine implements InferenceEngine, TunableEngine, Auto
                 queuedTokens.addAndGet(-s.promptLength());
             }
             sampling.add(s);
-            samplingRows.add(new BatchSampler.Row((long) lastRow * vocab, s.params, s.history, s.rng));
+            if (out.token(lastRow) >= 0) {
+                returned.add(new SampledToken(out.token(lastRow), Float.NaN, 0, TopLogprobs.NONE));
+            } else {
+                returned.add(null);
+                samplingRows.add(new BatchSampler.Row(out.offset(lastRow), s.params, s.history, s.rng));
+            }
         }
         // sampling a row touches only that choice's own state (its generator; its history, read), so all rows
         // may be sampled first, in parallel when there are many; accepting stays on this thread, in chunk order
         SampledToken[] sampled = sampler.sample(out.logits(), samplingRows, codec.eosTokenId());
-        for (int i = 0; i < sampled.length; i++) {
-            accept(sampling.get(i), sampled[i]);
+        for (int i = 0, k = 0; i < sampling.size(); i++) {
+            SampledToken t = returned.get(i);
+            accept(sampling.get(i), t != null ? t : sampled[k++]);
         }
         publishGauges();
     }

@@ -1,5 +1,6 @@
 package io.strata.platform.engine;
 
+import io.strata.platform.engine.sampling.Sampler;
 import io.strata.spi.exec.StepResult;
 
 import java.lang.foreign.MemorySegment;
@@ -20,6 +21,13 @@ public interface StepRunner {
      * @param logits   which logits rows the engine needs from this chunk
      */
     record Chunk(Sequence seq, int start, int count, LogitsWanted logits) {
+        /**
+         * The chunk's one row is sampled as the argmax of its raw logits and nothing else reads it (greedy, no
+         * logprobs, no penalties, nothing suppressed), so the backend may return the token instead of the row.
+         */
+        boolean argmaxOnly() {
+            return logits == LogitsWanted.LAST && Sampler.isPlainArgmax(seq.params, seq.history);
+        }
     }
 
     enum LogitsWanted {
@@ -32,11 +40,35 @@ public interface StepRunner {
     }
 
     /**
-     * @param logits rows of {@code vocab} fp32 values, chunk after chunk in the order given, only for chunks
-     *               that asked: one row for LAST, {@code count} rows for ALL. The backend's view (see
-     *               {@link StepResult}): valid only until the next {@link #execute}
+     * @param logits  rows of {@code vocab} fp32 values, chunk after chunk in the order given, only for chunks
+     *                that asked: one row for LAST, {@code count} rows for ALL — except rows returned as their
+     *                token. The backend's view (see {@link StepResult}): valid only until the next {@link #execute}
+     * @param tokens  per row, its argmax token when the backend returned that instead of the row (a LAST chunk
+     *                of a choice whose draw is the plain argmax, {@link Chunk#argmaxOnly}), else -1
+     * @param offsets per row, the element of {@code logits} where its row starts, or -1 for a token row
      */
-    record Output(MemorySegment logits, int vocab) {
+    record Output(MemorySegment logits, int vocab, int[] tokens, long[] offsets) {
+        /** Every row as logits: {@code logits.byteSize() / (4 vocab)} of them. */
+        public Output(MemorySegment logits, int vocab) {
+            this(new StepResult(logits, vocab, new int[0], 0));
+        }
+
+        Output(StepResult r) {
+            this(r.logits(), r.vocab(), r.tokens(), r.rowOffsets());
+        }
+
+        /** The row's argmax token, or -1 when it came back as logits. */
+        int token(int row) {
+            return tokens[row];
+        }
+
+        /** Element of {@link #logits} where the row starts; the row came back as logits. */
+        long offset(int row) {
+            if (offsets[row] < 0) {
+                throw new IllegalStateException("row " + row + " came back as its token, not logits");
+            }
+            return offsets[row];
+        }
     }
 
     Output execute(List<Chunk> chunks);

@@ -13,6 +13,7 @@ import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 import io.strata.spi.exec.StepResult;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -129,7 +130,7 @@ final class WorkerProtocol {
         Payload p = new Payload(64 + batch.totalTokens() * 8).putInt(batch.chunks().size());
         for (SequenceChunk c : batch.chunks()) {
             p.putLong(c.requestId()).putInt(c.startPosition()).putInt(c.sharedPrefixPositions()).putInt(c.windowFloor())
-                    .putInts(c.tokens()).putInts(c.logitRows()).putInt(c.blockTables().length);
+                    .putInts(c.tokens()).putInts(c.logitRows()).putInt(c.argmaxOnly() ? 1 : 0).putInt(c.blockTables().length);
             for (BlockTable t : c.blockTables()) {
                 p.putInt(t.base()).putInts(t.pages());
             }
@@ -147,27 +148,29 @@ final class WorkerProtocol {
             int floor = b.getInt();
             int[] tokens = Payload.ints(b);
             int[] rows = Payload.ints(b);
+            boolean argmaxOnly = b.getInt() != 0;
             BlockTable[] tables = new BlockTable[b.getInt()];
             for (int g = 0; g < tables.length; g++) {
                 int base = b.getInt();
                 tables[g] = new BlockTable(base, Payload.ints(b));
             }
-            chunks.add(new SequenceChunk(id, tokens, start, tables, shared, floor, rows));
+            chunks.add(new SequenceChunk(id, tokens, start, tables, shared, floor, rows, argmaxOnly));
         }
         return new StepBatch(chunks);
     }
 
     /** The reply to {@link #EXECUTE}: the logits are copied out of the executor's view, which its next step reuses. */
     static ByteBuffer result(StepResult r) {
-        return new Payload(Math.toIntExact(32 + 4L * r.rowStart().length + r.logits().byteSize()))
-                .putInt(r.vocab()).putLong(r.nanos()).putInts(r.rowStart()).putFloats(r.logits()).done();
+        return new Payload(Math.toIntExact(32 + 4L * r.rowStart().length + 4L * r.tokens().length + r.logits().byteSize()))
+                .putInt(r.vocab()).putLong(r.nanos()).putInts(r.rowStart()).putInts(r.tokens()).putFloats(r.logits()).done();
     }
 
     static StepResult result(ByteBuffer b) {
         int vocab = b.getInt();
         long nanos = b.getLong();
         int[] rowStart = Payload.ints(b);
-        return StepResult.of(Payload.floats(b), vocab, rowStart, nanos);
+        int[] tokens = Payload.ints(b);
+        return new StepResult(MemorySegment.ofArray(Payload.floats(b)), vocab, rowStart, tokens, nanos);
     }
 
     static void putDeviceMemory(Payload p, DeviceMemory m) {

@@ -128,6 +128,19 @@ class OpenAiApiContractTest {
     }
 
     @Test
+    void aGreedyChoiceReadsTheSameTokensFromTheBackendsArgmaxAsFromItsLogits() {
+        // without logprobs the backend returns each row's argmax; asking for logprobs brings the rows to the sampler
+        JsonNode plain = postJson("/v1/completions", Map.of("prompt", "argmax where the logits are", "max_tokens", 12,
+                "temperature", 0, "ignore_eos", true), 200);
+        JsonNode rows = postJson("/v1/completions", Map.of("prompt", "argmax where the logits are", "max_tokens", 12,
+                "temperature", 0, "ignore_eos", true, "logprobs", 1), 200);
+        String text = plain.get("choices").get(0).get("text").stringValue();
+        assertThat(plain.get("usage").get("completion_tokens").intValue()).isEqualTo(12);
+        assertThat(text).isEqualTo(rows.get("choices").get(0).get("text").stringValue());
+        assertThat(rows.get("choices").get(0).get("logprobs").get("tokens")).hasSize(12);
+    }
+
+    @Test
     void repeatedLongPrefixIsServedFromThePrefixCache() {
         String prompt = "x = 1\n".repeat(150);
         JsonNode first = postJson("/v1/completions", Map.of("prompt", prompt, "max_tokens", 2), 200);

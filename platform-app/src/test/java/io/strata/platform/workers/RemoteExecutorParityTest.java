@@ -112,9 +112,11 @@ class RemoteExecutorParityTest {
                 SequenceChunk.of(1, Arrays.copyOfRange(a, 200, 300), 200, ta),
                 SequenceChunk.of(2, Arrays.copyOfRange(b, 180, 181), 180, tb))));
         for (int i = 0; i < 19; i++) {
+            // request 2 decodes greedily from step 10 on: its row comes back as the argmax token
+            SequenceChunk second = SequenceChunk.of(2, Arrays.copyOfRange(b, 181 + i, 182 + i), 181 + i, tb);
             steps.add(new StepBatch(List.of(
                     SequenceChunk.of(1, Arrays.copyOfRange(a, 300 + i, 301 + i), 300 + i, ta),
-                    SequenceChunk.of(2, Arrays.copyOfRange(b, 181 + i, 182 + i), 181 + i, tb))));
+                    i >= 10 ? second.withArgmaxOnly() : second)));
         }
         return steps;
     }
@@ -137,6 +139,10 @@ class RemoteExecutorParityTest {
             StepResult actual = remote.execute(batch);
             assertThat(actual.vocab()).isEqualTo(expected.vocab());
             assertThat(actual.rowStart()).as("step %d row starts", step).isEqualTo(expected.rowStart());
+            assertThat(actual.tokens()).as("step %d tokens", step).isEqualTo(expected.tokens());
+            if (step >= 13) {
+                assertThat(expected.tokens()[1]).as("step %d: request 2 greedy", step).isNotNegative();
+            }
             assertThat(actual.logits().byteSize()).isEqualTo(expected.logits().byteSize());
             // byte for byte, not just ==: -0.0 and NaN payloads survive the channel too
             long first = actual.logits().mismatch(expected.logits());

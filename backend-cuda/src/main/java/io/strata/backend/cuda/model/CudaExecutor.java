@@ -19,7 +19,6 @@ import io.strata.spi.exec.ModelExecutor;
 import io.strata.spi.exec.StepBatch;
 import io.strata.spi.exec.StepResult;
 
-import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
@@ -50,6 +49,7 @@ public final class CudaExecutor implements ModelExecutor {
     private final Workspace workspace = new Workspace();
     private final HostStaging planHost = new HostStaging();
     private final HostStaging logitHost = new HostStaging();
+    private final HostStaging tokenHost = new HostStaging();
     private final BackendCapabilities caps;
     private StepStreams streams;
     private GraphSettings graphSettings;
@@ -184,16 +184,19 @@ public final class CudaExecutor implements ModelExecutor {
                 + caps.maxBatchTokens());
         }
         long t0 = System.nanoTime();
-        MemorySegment logits = graphs == null ? null : graphs.replay(batch);
+        boolean[] argmaxRows = LogitReturn.argmaxRows(batch);
+        LogitReturn ret = new LogitReturn(argmaxRows, config.vocabSize(), logitHost, tokenHost,
+            workspace.get("argmaxTokens", 4L * argmaxRows.length));
         long planNanos;
-        if (logits == null) {
+        if (graphs != null && graphs.replay(batch, ret)) {
+            planNanos = graphs.lastPlanNanos();
+        } else {
             StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(),
                 planHost, workspace, streams.main());
             planNanos = System.nanoTime() - t0;
-            logits = model.forward(plan, kv, workspace, logitHost, streams);
-        } else {
-            planNanos = graphs.lastPlanNanos();
+            model.forward(plan, kv, workspace, ret, streams);
         }
+        ret.queueTokens(streams.main());
         long t1 = System.nanoTime();
         streams.synchronize();
         lastHostTimes = new HostTimes(planNanos, t1 - t0 - planNanos, System.nanoTime() - t1);
@@ -204,8 +207,7 @@ public final class CudaExecutor implements ModelExecutor {
             r += batch.chunks().get(i).logitRows().length;
         }
         rowStart[batch.chunks().size()] = r;
-        // a view of the pinned buffer (no 33 MB heap copy at batch 64), valid until the next step as the SPI says
-        return new StepResult(logits.asReadOnly(), config.vocabSize(), rowStart, System.nanoTime() - t0);
+        return ret.result(rowStart, System.nanoTime() - t0);
     }
 
     HostTimes lastHostTimes() {
@@ -245,7 +247,8 @@ public final class CudaExecutor implements ModelExecutor {
             try {
                 StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(),
                     planHost, workspace, streams.main());
-                model.forward(plan, kv, workspace, logitHost, streams);
+                model.forward(plan, kv, workspace, new LogitReturn(new boolean[plan.logitRows.length],
+                    config.vocabSize(), logitHost, tokenHost, 0), streams);
                 streams.synchronize();
                 return p.millis();
             } finally {
@@ -274,7 +277,7 @@ public final class CudaExecutor implements ModelExecutor {
 
     /** Decode graphs over the current pools and streams, as {@link #graphSettings} asks. */
     private void captureGraphs() {
-        graphs = new DecodeGraphs(model, kv, streams, logitHost);
+        graphs = new DecodeGraphs(model, kv, streams);
         graphs.capture(graphSettings.maxBatch(), graphSettings.maxContext(), graphSettings.budget());
     }
 
@@ -323,6 +326,7 @@ public final class CudaExecutor implements ModelExecutor {
         workspace.close();
         planHost.close();
         logitHost.close();
+        tokenHost.close();
         streams.close();
         weights.close();
     }

@@ -8,7 +8,6 @@ import io.strata.spi.exec.StepBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
@@ -32,18 +31,16 @@ final class DecodeGraphs implements AutoCloseable {
     private final StepStreams streams;
     private final Workspace ws = new Workspace();
     private final HostStaging planHost = new HostStaging();
-    private final HostStaging logitHost;
     /** context capacity -> batch capacity -> graph */
     private final TreeMap<Integer, TreeMap<Integer, Graph>> graphs = new TreeMap<>();
     private long lastPlanNanos;
     private GraphCapture summary = GraphCapture.NONE;
     private long replays;
 
-    DecodeGraphs(DeviceModel model, DeviceKvCache kv, StepStreams streams, HostStaging logitHost) {
+    DecodeGraphs(DeviceModel model, DeviceKvCache kv, StepStreams streams) {
         this.model = model;
         this.kv = kv;
         this.streams = streams;
-        this.logitHost = logitHost;
     }
 
     /** 1, 2, 4, 8, then steps of 8 up to {@code max} (and {@code max} itself). */
@@ -173,23 +170,21 @@ final class DecodeGraphs implements AutoCloseable {
     }
 
     /**
-     * Queues a decode step replayed through its graph; returns the host buffer its logits arrive in once the main
-     * stream has synchronised, or null when no captured shape fits it (run it eagerly).
+     * Queues a decode step replayed through its graph, and what it returns of its logits through {@code ret}; false
+     * when no captured shape fits it (run it eagerly).
      */
-    MemorySegment replay(StepBatch batch) {
+    boolean replay(StepBatch batch, LogitReturn ret) {
         Graph g = find(batch);
         if (g == null) {
-            return null;
+            return false;
         }
         long t0 = System.nanoTime();
         plan(batch.chunks(), g.shape());
         lastPlanNanos = System.nanoTime() - t0;
-        long bytes = 4L * batch.chunks().size() * model.config().vocabSize();
-        MemorySegment out = logitHost.segment(bytes);
         CudaRuntime.check(CudaNative.strata_graph_launch(g.exec(), streams.main()), "cudaGraphLaunch");
-        logitHost.copyFrom(g.logits(), 0, bytes, streams.main());
+        ret.queue(g.logits(), 0, ret.rows(), streams.main());
         replays++;
-        return out;
+        return true;
     }
 
     /** Host nanoseconds the last {@link #replay} spent building its plan (for the benchmark's breakdown). */

@@ -110,20 +110,17 @@ final class DeviceModel {
     }
 
     /**
-     * Queues a step; its logits of {@code plan.logitRows} ({@code vocab} fp32 each) arrive in {@code host}'s
-     * buffer, returned, once the main stream has synchronised.
+     * Queues a step; what it returns of its logits of {@code plan.logitRows} ({@code vocab} fp32 each: whole rows, or
+     * argmax tokens) is queued through {@code ret}, and is on the host once the main stream has synchronised.
      */
-    MemorySegment forward(StepPlan plan, DeviceKvCache kv, Workspace ws, HostStaging host, StepStreams s) {
+    void forward(StepPlan plan, DeviceKvCache kv, Workspace ws, LogitReturn ret, StepStreams s) {
         long h = trunk(plan, kv, ws, s);
         int rows = plan.logitRows.length;
-        long rowBytes = 4L * vocab;
-        MemorySegment out = host.segment(rows * rowBytes);
         for (int r0 = 0; r0 < rows; r0 += HEAD_ROWS) {
             int n = Math.min(HEAD_ROWS, rows - r0);
-            // the next head pass reuses the device buffer: stream order puts it after this copy
-            host.copyFrom(headLogits(plan, h, r0, n, ws, s), r0 * rowBytes, n * rowBytes, s.main());
+            // the next head pass reuses the device buffer: stream order puts it after this pass's copies
+            ret.queue(headLogits(plan, h, r0, n, ws, s), r0, n, s.main());
         }
-        return out;
     }
 
     /** Rows of logits one {@link #headLogits} call computes at most. */

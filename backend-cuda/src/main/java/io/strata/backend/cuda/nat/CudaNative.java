@@ -146,6 +146,9 @@ public final class CudaNative {
     public static native int strata_embed(@Cast("int64_t") long tokens, @Cast("int64_t") long embed,
             @Cast("int64_t") long out, int numTokens, int dim, int hc, @Cast("int64_t") long stream);
 
+    public static native int strata_argmax_rows(@Cast("int64_t") long logits, int rows, int vocab,
+            @Cast("int64_t") long outTokens, @Cast("int64_t") long stream);
+
     public static native int strata_rms_norm(@Cast("int64_t") long x, @Cast("int64_t") long xStride,
             @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int rows, int n,
             float eps, @Cast("int64_t") long stream);

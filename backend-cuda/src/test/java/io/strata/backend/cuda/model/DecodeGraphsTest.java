@@ -69,15 +69,22 @@ class DecodeGraphsTest {
 
     /** Fresh pools, the given streams and graphs, the whole schedule: each request's logits rows. */
     private List<float[]> run(int streams, boolean graphs) {
+        return runRequests(streams, graphs, java.util.Set.of()).stream().map(r -> r.collected(config.vocabSize()))
+            .toList();
+    }
+
+    /** The same, the requests of {@code greedy} (ids) asking for their decode rows' argmax only. */
+    private List<Schedule.Request> runRequests(int streams, boolean graphs, java.util.Set<Integer> greedy) {
         gpu.reconfigure(streams, graphs);
         gpu.allocateKv(layout, Schedule.POOL);
         PageAllocator pages = new PageAllocator(layout, Schedule.POOL);
         List<Schedule.Request> reqs = new ArrayList<>();
         for (int i = 0; i < PROMPTS.length; i++) {
             reqs.add(new Schedule.Request(i + 1, tokens.get(i), PROMPTS[i], 1024, pages.tables(tokens.get(i).length)));
+            reqs.getLast().argmaxOnly = greedy.contains(i + 1);
         }
         Schedule.run(gpu, reqs);
-        return reqs.stream().map(r -> r.collected(config.vocabSize())).toList();
+        return reqs;
     }
 
     private void assertSame(String what, List<float[]> ours, List<float[]> base) {
@@ -111,5 +118,36 @@ class DecodeGraphsTest {
         assertSame("two streams, graphs", graphs, eager);
 
         assertSame("one stream, graphs", run(1, true), eager);
+    }
+
+    @Test
+    void greedyRowsComeBackAsTheArgmaxOfTheRowsTheyReplace() {
+        List<float[]> whole = run(1, false);
+        int vocab = config.vocabSize();
+        // requests 2 and 4 greedy: their rows sit between whole ones, so the whole rows are copied in several runs
+        for (int[] variant : new int[][] {{1, 0}, {2, 0}, {2, 1}}) {
+            String what = (variant[0] == 1 ? "one stream" : "two streams") + (variant[1] == 1 ? ", graphs" : ", eager");
+            long replays = gpu.graphReplays();
+            List<Schedule.Request> reqs = runRequests(variant[0], variant[1] == 1, java.util.Set.of(2, 4));
+            assertThat(gpu.graphReplays() - replays).as(what + ": replays").isEqualTo(variant[1] == 1 ? DECODE : 0);
+            for (int i = 0; i < reqs.size(); i++) {
+                Schedule.Request r = reqs.get(i);
+                if (r.argmaxOnly) {
+                    // the prompt's last row came back whole, every decode row as its token
+                    assertThat(r.logits).as(what + ", request " + r.id).hasSize(1);
+                    assertThat(r.argmax).as(what + ", request " + r.id).hasSize(DECODE);
+                    float[] rows = whole.get(i);
+                    for (int j = 0; j < DECODE; j++) {
+                        int expected = io.strata.spi.exec.StepResult.argmax(java.lang.foreign.MemorySegment.ofArray(rows),
+                            (long) (j + 1) * vocab, vocab);
+                        assertThat(r.argmax.get(j)).as(what + ", request " + r.id + ", decode row " + j)
+                            .isEqualTo(expected);
+                    }
+                } else {
+                    assertThat(r.argmax).isEmpty();
+                    assertSame(what + ", whole rows beside greedy ones (request " + r.id + ")", List.of(r.collected(vocab)), List.of(whole.get(i)));
+                }
+            }
+        }
     }
 }

@@ -39,17 +39,26 @@ import java.util.SplittableRandom;
  * component profile of an eager one-stream step. Results go to a JSON file, one object per measurement.
  *
  * <p>usage: {@code ModelDecodeBench <work dir> [layers=8] [contexts=8192,32768,131072] [batches=1,8,64,256]
- * [steps=16] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [out=decode.json]}
+ * [steps=16] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [out=decode.json]}; a variant may end in
+ * {@code -argmax} (every row greedy: the device returns tokens, not logits)
  */
 public final class ModelDecodeBench {
     private static final int WARMUP = 3;
     /** Window and compressor-state positions kept before the first decoded position (window 128, states < 256). */
     private static final int WINDOW_MARGIN = 512;
 
-    private record Variant(String name, int streams, boolean graphs) {
+    /**
+     * eager|graphs-streams[-argmax]: with -argmax every row is an argmax-only chunk (a greedy request's decode step:
+     * the device returns the token), without it every row's logits come back whole (any other request).
+     */
+    private record Variant(String name, int streams, boolean graphs, boolean argmax) {
         static Variant parse(String s) {
             String[] p = s.split("-");
-            return new Variant(s, Integer.parseInt(p[1]), p[0].equals("graphs"));
+            if (p.length < 2 || p.length > 3 || !(p[0].equals("graphs") || p[0].equals("eager"))
+                || (p.length == 3 && !p[2].equals("argmax"))) {
+                throw new IllegalArgumentException("variant " + s + ": expected eager|graphs-<streams>[-argmax]");
+            }
+            return new Variant(s, Integer.parseInt(p[1]), p[0].equals("graphs"), p.length == 3);
         }
     }
 
@@ -116,7 +125,7 @@ public final class ModelDecodeBench {
                         for (int batch : batches) {
                             long replaysBefore = gpu.graphReplays();
                             double[] ms = decode(gpu, new PageAllocator(layout, pages), config, batch, context, steps,
-                                rnd);
+                                v.argmax(), rnd);
                             boolean replayed = gpu.graphReplays() - replaysBefore >= steps;
                             System.out.printf(Locale.ROOT, "rep %d %-9s context %6d batch %3d: step median %7.3f ms"
                                     + " (min %.3f, max %.3f)%s = %.0f tok/s; host: plan %.3f, issue %.3f, wait %.3f ms;"
@@ -162,7 +171,7 @@ public final class ModelDecodeBench {
      * least the engine's sampler does with every row; timed apart, it runs on the engine's thread after the step).
      */
     private static double[] decode(CudaExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
-                                   int steps, SplittableRandom rnd) {
+                                   int steps, boolean argmaxOnly, SplittableRandom rnd) {
         List<BlockTable[]> tables = tables(pages, batch, context, steps);
         double[] ms = new double[steps];
         double[] argmax = new double[steps];
@@ -170,7 +179,7 @@ public final class ModelDecodeBench {
         int start = context - steps - WARMUP;
         long sink = 0;
         for (int s = 0; s < WARMUP + steps; s++) {
-            StepBatch step = step(tables, batch, start + s, config.vocabSize(), rnd);
+            StepBatch step = step(tables, batch, start + s, config.vocabSize(), argmaxOnly, rnd);
             long t0 = System.nanoTime();
             StepResult result = gpu.execute(step);
             long t1 = System.nanoTime();
@@ -196,21 +205,12 @@ public final class ModelDecodeBench {
             host[1][steps / 2], host[2][steps / 2]};
     }
 
-    /** Sum over the rows of each row's argmax. */
+    /** Sum over the rows of each row's argmax (the token, where the device returned it). */
     private static long argmaxRows(StepResult r) {
         long sum = 0;
+        long[] offsets = r.rowOffsets();
         for (int row = 0; row < r.rows(); row++) {
-            long base = (long) row * r.vocab();
-            int best = 0;
-            float bestVal = r.logits().getAtIndex(StepResult.FLOAT, base);
-            for (int i = 1; i < r.vocab(); i++) {
-                float v = r.logits().getAtIndex(StepResult.FLOAT, base + i);
-                if (v > bestVal) {
-                    bestVal = v;
-                    best = i;
-                }
-            }
-            sum += best;
+            sum += offsets[row] < 0 ? r.tokens()[row] : StepResult.argmax(r.logits(), offsets[row], r.vocab());
         }
         return sum;
     }
@@ -221,7 +221,7 @@ public final class ModelDecodeBench {
         List<BlockTable[]> tables = tables(pages, batch, context, 4);
         List<Map<StepProfile.Component, Double>> runs = new ArrayList<>();
         for (int s = 0; s < 4; s++) {
-            var p = gpu.profile(step(tables, batch, context - 4 + s, config.vocabSize(), rnd));
+            var p = gpu.profile(step(tables, batch, context - 4 + s, config.vocabSize(), false, rnd));
             if (s > 0) {
                 runs.add(p);
             }
@@ -247,11 +247,12 @@ public final class ModelDecodeBench {
         return tables;
     }
 
-    static StepBatch step(List<BlockTable[]> tables, int batch, int position, int vocab, SplittableRandom rnd) {
+    static StepBatch step(List<BlockTable[]> tables, int batch, int position, int vocab, boolean argmaxOnly,
+                          SplittableRandom rnd) {
         List<SequenceChunk> chunks = new ArrayList<>();
         for (int r = 0; r < batch; r++) {
             chunks.add(new SequenceChunk(r, new int[] {rnd.nextInt(2, vocab)}, position, tables.get(r), 0, 0,
-                new int[] {0}));
+                new int[] {0}, argmaxOnly));
         }
         return new StepBatch(chunks);
     }

@@ -32,7 +32,11 @@ final class Schedule {
         int done;
         int sharedPrefix;
         int windowFloor;
+        /** Decode rows ask for their argmax only (a greedy request); the prompt's last row still comes back whole. */
+        boolean argmaxOnly;
         final List<float[]> logits = new ArrayList<>();
+        /** The tokens of the rows that came back as their argmax. */
+        final List<Integer> argmax = new ArrayList<>();
 
         Request(long id, int[] tokens, int prompt, int chunk, int[][] tables) {
             this.id = id;
@@ -51,7 +55,7 @@ final class Schedule {
             int[] t = Arrays.copyOfRange(tokens, done, done + len);
             boolean wantLogits = done + len >= prompt;
             return new SequenceChunk(id, t, done, BlockTable.fromZero(tables), sharedPrefix, Math.min(windowFloor, done),
-                wantLogits ? new int[] {len - 1} : new int[0]);
+                wantLogits ? new int[] {len - 1} : new int[0], argmaxOnly && done >= prompt);
         }
 
         /** Logits of the last prompt position, then of every decoded position: rows × vocab. */
@@ -77,7 +81,12 @@ final class Schedule {
                 Request r = active.get(i);
                 r.done += chunks.get(i).tokens().length;
                 if (chunks.get(i).logitRows().length > 0) {
-                    r.logits.add(res.row(i, 0));
+                    int token = res.tokens()[res.rowStart()[i]];
+                    if (token >= 0) {
+                        r.argmax.add(token);
+                    } else {
+                        r.logits.add(res.row(i, 0));
+                    }
                 }
             }
         }

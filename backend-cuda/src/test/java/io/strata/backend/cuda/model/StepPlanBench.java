@@ -67,7 +67,7 @@ public final class StepPlanBench {
                         MemorySegment seg = null;
                         for (int s = 0; s < steps; s++) {
                             List<SequenceChunk> chunks = ModelDecodeBench.step(tables, batch, context - steps + s - 1,
-                                config.vocabSize(), rnd).chunks();
+                                config.vocabSize(), false, rnd).chunks();
                             long t0 = System.nanoTime();
                             StepPlan.Builder b = new StepPlan.Builder(chunks, shape, layout, ropes, config.vocabSize(),
                                 config.attention().slidingWindow());

@@ -54,6 +54,15 @@ public final class Sampler {
     }
 
     /**
+     * Whether {@link #sample} of a row would be the argmax of its raw logits and nothing more: greedy, no logprobs,
+     * no penalties, nothing suppressed below min_tokens. Such a row's token is {@link StepResult#argmax} of the row
+     * (the same rule as {@link #argmax()}), so a backend may compute it where the logits are.
+     */
+    public static boolean isPlainArgmax(SamplingParams p, TokenHistory history) {
+        return p.isGreedy() && p.logprobs() == null && !p.hasPenalties() && history.generatedCount() >= p.minTokens();
+    }
+
+    /**
      * @param logits    a step's logits (fp32); the row starts at element {@code offset} and is {@link #vocab()}
      *                  long. Read before this returns, never kept
      * @param history   what this choice has seen so far (penalties, min_tokens)

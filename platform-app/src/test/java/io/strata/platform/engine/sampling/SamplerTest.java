@@ -31,6 +31,47 @@ class SamplerTest {
     }
 
     @Test
+    void aPlainGreedyRowsTokenIsTheSpiArgmaxSoABackendMayTakeIt() {
+        float nan = Float.NaN;
+        float ninf = Float.NEGATIVE_INFINITY;
+        List<float[]> rows = new java.util.ArrayList<>(List.of(new float[]{1, 3, 2, 3}, new float[]{-0f, 0f, -1f, -2f},
+            new float[]{1, nan, 2, nan}, new float[]{nan, 5, 7, 1}, new float[]{ninf, ninf, ninf, ninf},
+            new float[]{ninf, nan, -3e38f, Float.POSITIVE_INFINITY}));
+        SplittableRandom rnd = new SplittableRandom(5);
+        for (int i = 0; i < 200; i++) {
+            float[] r = new float[4];
+            for (int j = 0; j < 4; j++) {
+                // few distinct values, so ties are common
+                r[j] = rnd.nextInt(8) == 0 ? nan : rnd.nextInt(-2, 3) * 0.5f;
+            }
+            rows.add(r);
+        }
+        Sampler s = new Sampler(4);
+        TokenHistory history = new TokenHistory(new int[0]);
+        for (float[] r : rows) {
+            MemorySegment seg = logits(r);
+            assertThat(s.sample(seg, 0, SamplingParams.greedy(4), history, new SplittableRandom(1), -1).token())
+                .as("row %s", java.util.Arrays.toString(r))
+                .isEqualTo(io.strata.spi.exec.StepResult.argmax(seg, 0, 4));
+        }
+    }
+
+    @Test
+    void onlyAGreedyRowWithNothingAppliedOrReportedIsPlainArgmax() {
+        TokenHistory fresh = new TokenHistory(new int[]{1, 2});
+        assertThat(Sampler.isPlainArgmax(SamplingParams.greedy(4), fresh)).isTrue();
+        assertThat(Sampler.isPlainArgmax(params(0.7, 1, 0, 0, 1L), fresh)).as("temperature").isFalse();
+        assertThat(Sampler.isPlainArgmax(SamplingParams.greedy(4).toBuilder().logprobs(0).build(), fresh))
+            .as("logprobs").isFalse();
+        assertThat(Sampler.isPlainArgmax(SamplingParams.greedy(4).toBuilder().presencePenalty(0.5).build(), fresh))
+            .as("penalty").isFalse();
+        SamplingParams minTokens = SamplingParams.greedy(4).toBuilder().minTokens(1).build();
+        assertThat(Sampler.isPlainArgmax(minTokens, fresh)).as("EOS suppressed below min_tokens").isFalse();
+        fresh.addGenerated(3);
+        assertThat(Sampler.isPlainArgmax(minTokens, fresh)).as("min_tokens reached").isTrue();
+    }
+
+    @Test
     void sameSeedSameTokensDifferentSeedDifferentSequence() {
         Sampler s = new Sampler(50);
         float[] v = new float[50];
