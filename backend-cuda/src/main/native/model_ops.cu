@@ -487,6 +487,25 @@ __global__ void k_fill_random(uint8_t *dst, int64_t bytes, uint64_t seed, uint8_
     }
 }
 
+// ---- RoPE rows of a step, gathered from the positions' table
+
+// Token t at position p: q row = table[p]; for ratio r in {4, 128}, the row of the entry's first position p + 1 - r
+// when p completes an entry ((p + 1) % r == 0), else zeros (the compressors read no other row). Rows of n2 floats.
+__global__ void k_rope_gather(const float *table, const int *positions, int n2, float *q, float *c4, float *c128) {
+    const int t = blockIdx.x;
+    const int p = positions[t];
+    const size_t out = (size_t) t * n2;
+    const float *row = table + (size_t) p * n2;
+    const bool e4 = ((p + 1) & 3) == 0, e128 = ((p + 1) & 127) == 0;
+    const float *row4 = table + (size_t) (e4 ? p - 3 : 0) * n2;
+    const float *row128 = table + (size_t) (e128 ? p - 127 : 0) * n2;
+    for (int i = threadIdx.x; i < n2; i += blockDim.x) {
+        q[out + i] = row[i];
+        c4[out + i] = e4 ? row4[i] : 0.f;
+        c128[out + i] = e128 ? row128[i] : 0.f;
+    }
+}
+
 // ---- the greedy draw where the logits are
 
 constexpr int kArgmaxThreads = 1024;
@@ -681,6 +700,15 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
                     src_scale_stride};
     EntryLayout dst{(uint8_t *) pool, page_bytes, entries_per_page, data_stride, scale_base, scale_stride};
     k_copy_entries<<<num_tokens, 64, 0, as_stream(stream)>>>(src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
+    return launched();
+}
+
+int strata_rope_gather(int64_t table, int64_t positions, int num_tokens, int row_floats, int64_t out_q, int64_t out_c4,
+                       int64_t out_c128, int64_t stream) {
+    if (num_tokens <= 0) return 0;
+    if (row_floats <= 0) return (int) cudaErrorInvalidValue;
+    k_rope_gather<<<num_tokens, 64, 0, as_stream(stream)>>>((const float *) table, (const int *) positions, row_floats,
+                                                           (float *) out_q, (float *) out_c4, (float *) out_c128);
     return launched();
 }
 

@@ -63,6 +63,12 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
                         int64_t pool, int64_t page_bytes, int entries_per_page, int data_stride, int scale_base,
                         int scale_stride, int num_tokens, int64_t stream);
 
+/* A step's RoPE rows from table fp32 [positions, row_floats] (every position's [cos | sin], filled by the host):
+ * for token t at positions[t] = p, out_q[t] = table[p]; out_c4[t] = table[p - 3] when (p + 1) % 4 == 0, else zeros;
+ * out_c128[t] = table[p - 127] when (p + 1) % 128 == 0, else zeros (io.strata.backend.cuda.RopeTables). */
+int strata_rope_gather(int64_t table, int64_t positions, int num_tokens, int row_floats, int64_t out_q, int64_t out_c4,
+                       int64_t out_c128, int64_t stream);
+
 /* out_tokens int32 [rows] = per row of logits fp32 [rows, vocab], the first index of its largest value (a NaN wins
  * only at index 0, -0 and +0 tie): the engine's greedy draw (io.strata.spi.exec.StepResult.argmax), taken where the
  * logits are so that a greedy row need not travel to the host. */

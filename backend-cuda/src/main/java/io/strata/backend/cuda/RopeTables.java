@@ -41,6 +41,18 @@ public final class RopeTables {
         return out;
     }
 
+    /**
+     * The rows of positions {@code from .. to - 1}, one after the other: what {@link #cosSin} gives for those
+     * positions (a device table of every position up to a bound is filled from these, then read per step).
+     */
+    public static float[] rows(float[] freqs, int from, int to) {
+        float[] out = new float[(to - from) * 2 * freqs.length];
+        for (int p = from; p < to; p++) {
+            row(freqs, p, out, p - from);
+        }
+        return out;
+    }
+
     private static void row(float[] freqs, int position, float[] out, int t) {
         int n = freqs.length;
         float p = (float) position;

@@ -328,6 +328,7 @@ public final class CudaExecutor implements ModelExecutor {
         logitHost.close();
         tokenHost.close();
         streams.close();
+        model.close();
         weights.close();
     }
 }

@@ -9,9 +9,7 @@ import io.strata.kv.CacheKind;
 import io.strata.model.checkpoint.TensorSet;
 import io.strata.model.config.LayerSpec;
 import io.strata.model.config.ModelConfig;
-import io.strata.model.config.RopeConfig;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,7 +19,7 @@ import java.util.List;
  * the final norm and the logits of the rows the engine asked for. All rows of a step go through each
  * kernel together; everything a request remembers lives in the KV pools.
  */
-final class DeviceModel {
+final class DeviceModel implements AutoCloseable {
     private static final int MAIN_ENTRY = 584;
     private static final int MAIN_DATA = 576;
     private static final int HEAD_ROWS = 256;
@@ -43,7 +41,7 @@ final class DeviceModel {
     private final long headScale;
     private final DeviceMatrix head;
     private final List<DeviceLayer> layers = new ArrayList<>();
-    private final List<RopeConfig> ropes = new ArrayList<>();
+    private final List<DeviceRopeTable> ropes = new ArrayList<>();
 
     DeviceModel(ModelConfig config, TensorSet src, WeightStore store) {
         this.config = config;
@@ -71,8 +69,8 @@ final class DeviceModel {
         for (LayerSpec spec : config.schedule().layers()) {
             if (!spec.mtp()) {
                 layers.add(new DeviceLayer(store, src, config, spec));
-                if (!ropes.contains(spec.rope())) {
-                    ropes.add(spec.rope());
+                if (ropes.stream().noneMatch(t -> t.config().equals(spec.rope()))) {
+                    ropes.add(new DeviceRopeTable(spec.rope()));
                 }
             }
         }
@@ -82,7 +80,8 @@ final class DeviceModel {
         return config;
     }
 
-    List<RopeConfig> ropes() {
+    /** One device table of RoPE rows per rotary configuration the layers use. */
+    List<DeviceRopeTable> ropes() {
         return List.copyOf(ropes);
     }
 
@@ -345,5 +344,11 @@ final class DeviceModel {
 
     private static void check(int code, String what) {
         CudaRuntime.check(code, what);
+    }
+
+    /** Frees what the model allocated besides its weights (those are the store's): the RoPE tables. */
+    @Override
+    public void close() {
+        ropes.forEach(DeviceRopeTable::close);
     }
 }

@@ -1,6 +1,7 @@
 package io.strata.backend.cuda.model;
 
-import io.strata.backend.cuda.RopeTables;
+import io.strata.backend.cuda.CudaRuntime;
+import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.kv.CacheKind;
 import io.strata.kv.KindGroup;
 import io.strata.kv.KindLayout;
@@ -19,9 +20,9 @@ import java.util.Map;
 /**
  * What the kernels of one step need to know about its requests, built on the host from the
  * {@link StepBatch} and sent to the device in one copy: token ids and positions, which rows belong to
- * which chunk, every kind group's block tables ({@link Table}), the cache slots this step
- * writes, and the RoPE rows of each rotary configuration. Layers share it; nothing in it depends on a
- * layer but the group its caches live in.
+ * which chunk, every kind group's block tables ({@link Table}) and the cache slots this step
+ * writes; the RoPE rows of each rotary configuration are then gathered on the device from its
+ * {@link DeviceRopeTable}. Layers share it; nothing in it depends on a layer but the group its caches live in.
  */
 final class StepPlan {
     /**
@@ -106,7 +107,7 @@ final class StepPlan {
     private final Map<Integer, Long> writeSlots = new HashMap<>();
     private final Map<RopeConfig, Rope> ropes = new HashMap<>();
 
-    private StepPlan(Builder b, long base) {
+    private StepPlan(Builder b, long base, Map<RopeConfig, Rope> gathered) {
         tokens = b.tokens;
         chunks = b.chunks;
         logitRows = b.logitRows;
@@ -128,11 +129,7 @@ final class StepPlan {
         for (int g : b.writeGroups) {
             writeSlots.put(g, base + b.offset("write" + g));
         }
-        for (RopeConfig r : b.ropes) {
-            int i = b.ropes.indexOf(r);
-            ropes.put(r, new Rope(base + b.offset("rope" + i + "q"), base + b.offset("rope" + i + "c4"),
-                base + b.offset("rope" + i + "c128")));
-        }
+        ropes.putAll(gathered);
     }
 
     Table table(KindGroup g) {
@@ -155,27 +152,40 @@ final class StepPlan {
      * Builds the plan and copies it to {@code workspace}'s "plan" buffer. Checks what the kernels cannot:
      * token ids inside the vocabulary, and that every cache slot the step must write is mapped.
      */
-    static StepPlan build(StepBatch batch, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab, int window,
+    static StepPlan build(StepBatch batch, KvLayout layout, List<DeviceRopeTable> ropes, int vocab, int window,
                           HostStaging host, Workspace workspace, long stream) {
-        return build(batch.chunks(), null, layout, ropeConfigs, vocab, window, host, workspace, stream);
+        return build(batch.chunks(), null, layout, ropes, vocab, window, host, workspace, stream);
     }
 
     /**
      * As {@link #build(StepBatch, KvLayout, List, int, int, HostStaging, Workspace, long)}, padded to
-     * {@code capacity} when it is not null (no chunks at all: a step of padding rows only).
+     * {@code capacity} when it is not null (no chunks at all: a step of padding rows only). After the plan's copy
+     * it queues, on {@code stream}, the gather of each rotary configuration's rows (outside any graph: the tables
+     * may move as they grow).
      */
-    static StepPlan build(List<SequenceChunk> chunks, Capacity capacity, KvLayout layout, List<RopeConfig> ropeConfigs,
+    static StepPlan build(List<SequenceChunk> chunks, Capacity capacity, KvLayout layout, List<DeviceRopeTable> ropes,
                           int vocab, int window, HostStaging host, Workspace workspace, long stream) {
         if (capacity != null && !capacity.fits(chunks, layout)) {
             throw new IllegalArgumentException("step does not fit the decode shape " + capacity);
         }
-        Builder b = new Builder(chunks, capacity, layout, ropeConfigs, vocab, window);
+        Builder b = new Builder(chunks, capacity, layout, vocab, window);
         long bytes = b.layout();
         var seg = host.segment(bytes);
         b.write(seg);
         long dev = workspace.get("plan", bytes);
         host.copyTo(dev, bytes, stream);
-        return new StepPlan(b, dev);
+        Map<RopeConfig, Rope> gathered = new HashMap<>();
+        long positions = dev + b.offset("positions");
+        for (int i = 0; i < ropes.size(); i++) {
+            DeviceRopeTable t = ropes.get(i);
+            long rowBytes = 4L * b.tokens * t.rowFloats();
+            Rope r = new Rope(workspace.get("rope" + i + "q", rowBytes), workspace.get("rope" + i + "c4", rowBytes),
+                workspace.get("rope" + i + "c128", rowBytes));
+            CudaRuntime.check(CudaNative.strata_rope_gather(t.ensure(b.maxPosition + 1), positions, b.tokens,
+                t.rowFloats(), r.query(), r.ratio4(), r.ratio128(), stream), "RoPE rows");
+            gathered.put(t.config(), r);
+        }
+        return new StepPlan(b, dev, gathered);
     }
 
     /** Lays the arrays out 256-byte aligned and writes them into the host staging segment. */
@@ -187,16 +197,15 @@ final class StepPlan {
         int maxVisible128;
         final int[] tableStrides;
         final List<Integer> writeGroups = new ArrayList<>();
-        final List<RopeConfig> ropes;
+        /** Highest position of the step's tokens (0 for padding rows): the RoPE tables must reach it. */
+        int maxPosition;
         private final Map<String, Object> arrays = new java.util.LinkedHashMap<>();
         private final Map<String, Long> offsets = new HashMap<>();
 
-        Builder(List<SequenceChunk> cs, Capacity capacity, KvLayout layout, List<RopeConfig> ropeConfigs, int vocab,
-                int window) {
+        Builder(List<SequenceChunk> cs, Capacity capacity, KvLayout layout, int vocab, int window) {
             int real = cs.size();
             chunks = capacity == null ? real : capacity.batch();
             tokens = capacity == null ? cs.stream().mapToInt(c -> c.tokens().length).sum() : capacity.batch();
-            ropes = ropeConfigs;
             int[] ids = new int[tokens];
             int[] pos = new int[tokens];
             int[] seq = new int[tokens];
@@ -228,6 +237,7 @@ final class StepPlan {
                     pos[row] = c.startPosition() + t;
                     seq[row] = s;
                     staging[row] = row;
+                    maxPosition = Math.max(maxPosition, pos[row]);
                     maxCandidates4 = Math.max(maxCandidates4, (pos[row] + 1) / 4);
                     maxVisible128 = Math.max(maxVisible128, (pos[row] + 1) / 128);
                     row++;
@@ -266,12 +276,6 @@ final class StepPlan {
                     // padding rows (after the real ones) keep the -1 the slot arrays start with
                     writeGroups.add(g.id());
                 }
-            }
-            for (int i = 0; i < ropes.size(); i++) {
-                float[] freqs = ropes.get(i).inverseFrequencies();
-                arrays.put("rope" + i + "q", RopeTables.cosSin(freqs, pos));
-                arrays.put("rope" + i + "c4", RopeTables.cosSinAtEntries(freqs, pos, 4));
-                arrays.put("rope" + i + "c128", RopeTables.cosSinAtEntries(freqs, pos, 128));
             }
         }
 

@@ -146,6 +146,10 @@ public final class CudaNative {
     public static native int strata_embed(@Cast("int64_t") long tokens, @Cast("int64_t") long embed,
             @Cast("int64_t") long out, int numTokens, int dim, int hc, @Cast("int64_t") long stream);
 
+    public static native int strata_rope_gather(@Cast("int64_t") long table, @Cast("int64_t") long positions,
+            int numTokens, int rowFloats, @Cast("int64_t") long outQ, @Cast("int64_t") long outC4,
+            @Cast("int64_t") long outC128, @Cast("int64_t") long stream);
+
     public static native int strata_argmax_rows(@Cast("int64_t") long logits, int rows, int vocab,
             @Cast("int64_t") long outTokens, @Cast("int64_t") long stream);
 

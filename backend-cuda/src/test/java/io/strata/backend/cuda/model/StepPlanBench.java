@@ -4,23 +4,21 @@ import io.strata.backend.cpu.bench.PageAllocator;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
-import io.strata.model.config.LayerSpec;
 import io.strata.model.config.ModelConfig;
 import io.strata.model.config.ReferenceModel;
-import io.strata.model.config.RopeConfig;
 import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
  * The host's share of a decode step without a GPU: building a {@link StepPlan}'s arrays for the real
- * V4-Flash layout (43 layers) and writing them into a host segment, at a graph's fixed shape and eagerly.
+ * V4-Flash layout (43 layers) and writing them into a host segment, at a graph's fixed shape and eagerly. (The
+ * RoPE rows are not built here: the device gathers them from {@link DeviceRopeTable}.)
  * <pre>
  * java -cp ... io.strata.backend.cuda.model.StepPlanBench [contexts=8192,131072] [batches=64,256] [steps=40]
  * </pre>
@@ -44,13 +42,7 @@ public final class StepPlanBench {
         }
         ModelConfig config = ReferenceModel.V4_FLASH.config();
         KvLayout layout = KvLayout.of(KvModelShape.of("flash", config), KvPrecision.DEFAULT);
-        List<RopeConfig> ropes = new ArrayList<>();
-        for (LayerSpec spec : config.schedule().layers()) {
-            if (!spec.mtp() && !ropes.contains(spec.rope())) {
-                ropes.add(spec.rope());
-            }
-        }
-        System.out.printf("V4-Flash: %d kind groups, %d RoPE configurations%n", layout.groups().size(), ropes.size());
+        System.out.printf("V4-Flash: %d kind groups%n", layout.groups().size());
         System.out.println("| context | batch | shape | plan MB | build ms (min / median / max) |");
         System.out.println("|---|---|---|---|---|");
         try (Arena arena = Arena.ofConfined()) {
@@ -69,7 +61,7 @@ public final class StepPlanBench {
                             List<SequenceChunk> chunks = ModelDecodeBench.step(tables, batch, context - steps + s - 1,
                                 config.vocabSize(), false, rnd).chunks();
                             long t0 = System.nanoTime();
-                            StepPlan.Builder b = new StepPlan.Builder(chunks, shape, layout, ropes, config.vocabSize(),
+                            StepPlan.Builder b = new StepPlan.Builder(chunks, shape, layout, config.vocabSize(),
                                 config.attention().slidingWindow());
                             bytes = b.layout();
                             if (seg == null || seg.byteSize() < bytes) {
