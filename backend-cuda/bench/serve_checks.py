@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What a user does first with a running server, recorded as JSON: list the model, greedy completions with
-logprobs (plain and streaming), prompt logprobs, a chat completion (plain and streaming), and the admin
-API's and console's view of the serving backend. Used by h200-run.sh's serve step to run the same checks
+logprobs (plain and streaming), prompt logprobs, the same greedy completion without logprobs (its tokens are the
+backend's argmax, not the host sampler's), a chat completion (plain and streaming), and the admin API's and
+console's view of the serving backend. Used by h200-run.sh's serve step to run the same checks
 against the CUDA and the CPU backend and compare them.
 
   serve_checks.py --url http://localhost:18080 --out result.json [--password ADMIN_PW] [--pages DIR]
@@ -63,6 +64,15 @@ events, done = stream('/v1/completions', {'model': model, 'prompt': prompts[0], 
 text = ''.join(e['choices'][0].get('text', '') for e in events if e.get('choices'))
 result['completionStream'] = {'events': len(events), 'done': done, 'text': text}
 print(f'streamed completion: {len(events)} events, [DONE]={done}: {json.dumps(text)}')
+# the same greedy request with and without logprobs: without them the backend returns each row's argmax token
+# instead of its logits, so the two texts agree only if the device's argmax is the host sampler's
+status, body, _ = post('/v1/completions', {'model': model, 'prompt': prompts[0], 'max_tokens': 16, 'temperature': 0})
+plain = body.get('choices', [{}])[0].get('text')
+with_rows = result['completions'][0]['body'].get('choices', [{}])[0].get('text')
+result['greedyArgmax'] = {'status': status, 'text': plain, 'sameAsWithLogprobs': plain == with_rows,
+                          'sameAsStream': plain == text}
+print(f'greedy without logprobs (device argmax) {status}: same text as with logprobs: {plain == with_rows},'
+      f' as streamed: {plain == text}')
 chat = {'model': model, 'messages': [{'role': 'user', 'content': 'Write a function that adds two numbers.'}],
         'max_tokens': 16, 'temperature': 0}
 status, body, secs = post('/v1/chat/completions', chat)
