@@ -293,6 +293,7 @@ def main():
             lambda: plain(lib, "wq_a", FP8, 1024, DIM, m),
             lambda: plain(lib, "wq_b", FP8, 64 * 512, 1024, m),
             lambda: plain(lib, "wkv", FP8, 512, DIM, m),
+            lambda: plain(lib, "wq_a+wkv stacked", FP8, 1024 + 512, DIM, m),
             lambda: plain(lib, "wo_a (8 groups)", FP8, 1024, DIM, m, groups=8),
             lambda: plain(lib, "wo_b", FP8, DIM, 8192, m),
             lambda: plain(lib, "shared w1", FP8, INTER, DIM, m),
@@ -304,9 +305,9 @@ def main():
         if hasattr(lib, "strata_moe_expert_linear_pair"):
             cases.append(lambda: experts(lib, "experts w1+w3 pair", FP4, INTER, DIM, m, paired=True))
         if a.plain_only:
-            cases = cases[:8]
+            cases = cases[:9]
         elif a.experts_only:
-            cases = cases[8:]
+            cases = cases[9:]
         if a.tiles:
             for tile in [int(t) for t in a.tiles.split(",")]:
                 cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))

@@ -33,6 +33,8 @@ final class DeviceLayer {
     final Mix hcAttn;
     final Mix hcFfn;
     final DeviceMatrix wqA;
+    /** wq_a and wkv stacked ([q_lora + head_dim, dim]): one GEMM for both, when their weights stack; else null. */
+    final DeviceMatrix wqkvA;
     final long qNorm;
     final DeviceMatrix wqB;
     final DeviceMatrix wkv;
@@ -60,10 +62,13 @@ final class DeviceLayer {
             floats(store, src, p + "hc_ffn_base", mix), floats(store, src, p + "hc_ffn_scale", 3));
         String at = p + "attn";
         int qw = a.numHeads() * a.headDim();
-        wqA = DeviceMatrix.load(store, src, at + ".wq_a", a.qLoraRank(), dim);
+        wqkvA = DeviceMatrix.loadStacked(store, src, java.util.List.of(at + ".wq_a", at + ".wkv"),
+            new int[] {a.qLoraRank(), a.headDim()}, dim);
+        wqA = wqkvA != null ? wqkvA.rowRange(0, a.qLoraRank()) : DeviceMatrix.load(store, src, at + ".wq_a", a.qLoraRank(), dim);
         qNorm = floats(store, src, at + ".q_norm.weight", a.qLoraRank());
         wqB = DeviceMatrix.load(store, src, at + ".wq_b", qw, a.qLoraRank());
-        wkv = DeviceMatrix.load(store, src, at + ".wkv", a.headDim(), dim);
+        wkv = wqkvA != null ? wqkvA.rowRange(a.qLoraRank(), a.headDim())
+            : DeviceMatrix.load(store, src, at + ".wkv", a.headDim(), dim);
         kvNorm = floats(store, src, at + ".kv_norm.weight", a.headDim());
         woA = DeviceMatrix.load(store, src, at + ".wo_a", a.oGroups() * a.oLoraRank(), qw / a.oGroups());
         woB = DeviceMatrix.load(store, src, at + ".wo_b", dim, a.oGroups() * a.oLoraRank());

@@ -4,6 +4,8 @@ import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.model.checkpoint.TensorSet;
 
+import java.util.List;
+
 /**
  * A weight matrix on the device: {@code rows} output features by {@code cols} input features. {@code weight} and
  * {@code scale} are device addresses ({@code scale} is 0 for BF16 and F32). The bytes are the checkpoint's, except
@@ -44,10 +46,40 @@ public record DeviceMatrix(WeightFormat format, long weight, long scale, int row
         return new DeviceMatrix(format, weight, scale, rows, cols, ordinary);
     }
 
+    /**
+     * Linears of the same input stacked into one matrix, their output features one after the other ({@code [sum of
+     * outs, in]}), so one GEMM computes them all; null when their formats differ or an FP8 matrix's rows do not end
+     * on a 128-row scale block (the scales would not stack).
+     */
+    public static DeviceMatrix loadStacked(WeightStore store, TensorSet ckpt, List<String> prefixes, int[] outs, int in) {
+        List<MatrixTensors> ts = new java.util.ArrayList<>();
+        for (int i = 0; i < prefixes.size(); i++) {
+            ts.add(MatrixTensors.linear(ckpt, prefixes.get(i), outs[i], in));
+        }
+        WeightFormat format = ts.getFirst().format();
+        for (int i = 0; i < ts.size(); i++) {
+            if (ts.get(i).format() != format || (format == WeightFormat.FP8_BLOCK128 && outs[i] % 128 != 0)) {
+                return null;
+            }
+        }
+        long w = store.join(ts.stream().map(MatrixTensors::weight).toList()).address();
+        long s = ts.getFirst().scale() == null ? 0 : store.join(ts.stream().map(MatrixTensors::scale).toList()).address();
+        return ofCheckpointBytes(format, w, s, java.util.Arrays.stream(outs).sum(), in, 1);
+    }
+
     private static DeviceMatrix upload(WeightStore store, MatrixTensors t, int out, int in) {
         long w = store.upload(t.weight()).address();
         long s = t.scale() == null ? 0 : store.upload(t.scale()).address();
         return ofCheckpointBytes(t.format(), w, s, out, in, 1);
+    }
+
+    /** Output features {@code [from, from + count)} of this matrix (FP8: {@code from} on a 128-row scale block). */
+    DeviceMatrix rowRange(int from, int count) {
+        if (format == WeightFormat.FP8_BLOCK128 && from % 128 != 0) {
+            throw new IllegalArgumentException("FP8 rows from " + from + " do not start a scale block");
+        }
+        return new DeviceMatrix(format, weight + format.weightBytes(from, cols),
+            scale == 0 ? 0 : scale + format.scaleBytes(from, cols), count, cols, ordinaryScales);
     }
 
     /** The same weights seen as {@code rows} x {@code cols} (one group of a grouped projection). */

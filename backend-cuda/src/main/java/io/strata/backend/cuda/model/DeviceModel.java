@@ -97,6 +97,7 @@ final class DeviceModel implements AutoCloseable {
         long t = tokens;
         long b = 3 * t * hc * dim * 2 + 2 * t * dim * 2 + t * (2 * hc + hc * hc) * 4;
         b += t * qLora * 2 + 2 * t * heads * headDim * 2 + t * headDim * 2 + t * MAIN_ENTRY;
+        b += t * (qLora + headDim) * 2;  // the stacked q latent and K=V row, before their norms
         var at = config.attention();
         b += t * at.oGroups() * at.oLoraRank() * 2 + 2 * t * 2 * headDim * 4;
         var ix = config.indexer();
@@ -232,8 +233,20 @@ final class DeviceModel implements AutoCloseable {
         // queries: low rank, norm, up-projection; F3 below applies the head norm and RoPE in place
         s.mark(StepProfile.Component.ATTENTION_GEMMS);
         long qr = ws.get("qr", (long) T * qLora * 2);
-        LinearKernels.linear(layer.wqA, x, dim, T, qr, qLora, true, lin, stream);
-        check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
+        // the shared K=V row of each token, staged as a cache entry in row order, then kept where mapped
+        long kvRow = ws.get("kv", (long) T * headDim * 2);
+        if (layer.wqkvA != null) {
+            // q latent and K=V row from one GEMM over the stacked weights; each norm reads its columns
+            int width = qLora + headDim;
+            long latent = ws.get("qkvLatent", (long) T * width * 2);
+            LinearKernels.linear(layer.wqkvA, x, dim, T, latent, width, true, lin, stream);
+            check(CudaNative.strata_rms_norm(latent, width, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
+            check(CudaNative.strata_rms_norm(latent + 2L * qLora, width, layer.kvNorm, kvRow, headDim, T, headDim, eps,
+                stream), "kv norm");
+        } else {
+            LinearKernels.linear(layer.wqA, x, dim, T, qr, qLora, true, lin, stream);
+            check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
+        }
         if (layer.indexer != null) {
             s.mark(StepProfile.Component.INDEXER);
             select(l, layer, plan, kv, ws, x, qr, sideLin, rope, lists, listStride, s.fork());
@@ -241,10 +254,11 @@ final class DeviceModel implements AutoCloseable {
         }
         long q = ws.get("q", (long) T * qw * 2);
         LinearKernels.linear(layer.wqB, qr, qLora, T, q, qw, true, lin, stream);
-        // the shared K=V row of each token, staged as a cache entry in row order, then kept where mapped
-        long kvRow = ws.get("kv", (long) T * headDim * 2);
-        LinearKernels.linear(layer.wkv, x, dim, T, kvRow, headDim, true, lin, stream);
-        check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, T, headDim, eps, stream), "kv norm");
+        if (layer.wqkvA == null) {
+            LinearKernels.linear(layer.wkv, x, dim, T, kvRow, headDim, true, lin, stream);
+            check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, T, headDim, eps, stream),
+                "kv norm");
+        }
         long staging = ws.get("staging", (long) T * MAIN_ENTRY);
         s.mark(StepProfile.Component.KV_INSERT);
         // split like FlashMLA's page (all values, then all scales) so every entry's values stay 16-byte aligned

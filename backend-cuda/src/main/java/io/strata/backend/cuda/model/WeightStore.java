@@ -45,6 +45,19 @@ public final class WeightStore implements AutoCloseable {
         return b;
     }
 
+    /** One buffer holding the tensors' bytes back to back, in order, whatever their sizes. */
+    public DeviceBuffer join(List<Tensor> tensors) {
+        long total = tensors.stream().mapToLong(Tensor::byteSize).sum();
+        DeviceBuffer b = allocate(Math.max(1, total));
+        long off = 0;
+        for (Tensor t : tensors) {
+            CudaRuntime.check(CudaNative.strata_cuda_memcpy(b.address() + off, t.segment().address(), t.byteSize(), H2D),
+                "cudaMemcpy " + t.name());
+            off += t.byteSize();
+        }
+        return b;
+    }
+
     /** A buffer of floats (small host-side tensors converted once, e.g. norm weights stored as BF16). */
     public DeviceBuffer upload(float[] values) {
         DeviceBuffer b = allocate(4L * Math.max(1, values.length));
