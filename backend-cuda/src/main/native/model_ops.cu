@@ -340,14 +340,28 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
     float mx = -INFINITY;
     for (int q = 0; q < hc; q++) mx = fmaxf(mx, __shfl_sync(0xffffffffu, c, j * hc + q));
     c = (float) exp((double) __fsub_rn(c, mx));
+    // every shuffle of a sum is issued before its adds (unrolled to kMaxHc; hc is uniform over the warp), so the
+    // 20 iterations' chain is the adds and divisions, not one shuffle latency per term; the adds keep their order
     auto row_sum = [&](float v) {
+        float t[kMaxHc];
+#pragma unroll
+        for (int q = 0; q < kMaxHc; q++) t[q] = q < hc ? __shfl_sync(0xffffffffu, v, j * hc + q) : 0.f;
         float s = 0.f;
-        for (int q = 0; q < hc; q++) s = __fadd_rn(s, __shfl_sync(0xffffffffu, v, j * hc + q));
+#pragma unroll
+        for (int q = 0; q < kMaxHc; q++) {
+            if (q < hc) s = __fadd_rn(s, t[q]);
+        }
         return s;
     };
     auto col_sum = [&](float v) {
+        float t[kMaxHc];
+#pragma unroll
+        for (int q = 0; q < kMaxHc; q++) t[q] = q < hc ? __shfl_sync(0xffffffffu, v, q * hc + k) : 0.f;
         float s = 0.f;
-        for (int q = 0; q < hc; q++) s = __fadd_rn(s, __shfl_sync(0xffffffffu, v, q * hc + k));
+#pragma unroll
+        for (int q = 0; q < kMaxHc; q++) {
+            if (q < hc) s = __fadd_rn(s, t[q]);
+        }
         return s;
     };
     c = __fadd_rn(__fdiv_rn(c, row_sum(c)), eps);
