@@ -27,4 +27,25 @@ public record StepBatch(List<SequenceChunk> chunks) {
     public int logitRows() {
         return chunks.stream().mapToInt(c -> c.logitRows().length).sum();
     }
+
+    /** Per chunk, the index of its first returned row, then the total ({@link StepResult#rowStart}). */
+    public int[] rowStarts() {
+        int[] out = new int[chunks.size() + 1];
+        for (int i = 0; i < chunks.size(); i++) {
+            out[i + 1] = out[i] + chunks.get(i).logitRows().length;
+        }
+        return out;
+    }
+
+    /** Per returned row, whether its chunk wants only the row's argmax ({@link SequenceChunk#argmaxOnly}). */
+    public boolean[] argmaxRows() {
+        boolean[] out = new boolean[logitRows()];
+        int row = 0;
+        for (SequenceChunk c : chunks) {
+            for (int r = 0; r < c.logitRows().length; r++) {
+                out[row++] = c.argmaxOnly();
+            }
+        }
+        return out;
+    }
 }

@@ -57,28 +57,23 @@ public record StepResult(MemorySegment logits, int vocab, int[] rowStart, int[] 
      * the rows of argmax-only chunks come back as their token, the others as logits.
      */
     public static StepResult of(float[] logits, int vocab, StepBatch batch, long nanos) {
-        int rows = batch.logitRows();
+        boolean[] argmaxRows = batch.argmaxRows();
+        int rows = argmaxRows.length;
         if (logits.length != (long) rows * vocab) {
             throw new IllegalArgumentException(logits.length + " logits are not " + rows + " rows of " + vocab);
         }
-        int[] rowStart = new int[batch.chunks().size() + 1];
+        int[] rowStart = batch.rowStarts();
         int[] tokens = new int[rows];
-        Arrays.fill(tokens, -1);
         MemorySegment all = MemorySegment.ofArray(logits);
-        int row = 0;
         int whole = 0;
-        for (int i = 0; i < batch.chunks().size(); i++) {
-            SequenceChunk c = batch.chunks().get(i);
-            rowStart[i] = row;
-            for (int r = 0; r < c.logitRows().length; r++, row++) {
-                if (c.argmaxOnly()) {
-                    tokens[row] = argmax(all, (long) row * vocab, vocab);
-                } else {
-                    whole++;
-                }
+        for (int row = 0; row < rows; row++) {
+            if (argmaxRows[row]) {
+                tokens[row] = argmax(all, (long) row * vocab, vocab);
+            } else {
+                tokens[row] = -1;
+                whole++;
             }
         }
-        rowStart[batch.chunks().size()] = row;
         if (whole == rows) {
             return new StepResult(all, vocab, rowStart, tokens, nanos);
         }
@@ -148,10 +143,13 @@ public record StepResult(MemorySegment logits, int vocab, int[] rowStart, int[] 
     }
 
     private long offset(int row) {
-        long o = rowOffsets()[row];
-        if (o < 0) {
+        if (tokens[row] >= 0) {
             throw new IllegalStateException("row " + row + " came back as its token " + tokens[row] + ", not logits");
         }
-        return o;
+        long whole = 0;
+        for (int r = 0; r < row; r++) {
+            whole += tokens[r] < 0 ? 1 : 0;
+        }
+        return whole * vocab;
     }
 }

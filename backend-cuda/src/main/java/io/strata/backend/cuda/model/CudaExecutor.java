@@ -184,7 +184,7 @@ public final class CudaExecutor implements ModelExecutor {
                 + caps.maxBatchTokens());
         }
         long t0 = System.nanoTime();
-        boolean[] argmaxRows = LogitReturn.argmaxRows(batch);
+        boolean[] argmaxRows = batch.argmaxRows();
         LogitReturn ret = new LogitReturn(argmaxRows, config.vocabSize(), logitHost, tokenHost,
             workspace.get("argmaxTokens", 4L * argmaxRows.length));
         long planNanos;
@@ -200,14 +200,7 @@ public final class CudaExecutor implements ModelExecutor {
         long t1 = System.nanoTime();
         streams.synchronize();
         lastHostTimes = new HostTimes(planNanos, t1 - t0 - planNanos, System.nanoTime() - t1);
-        int[] rowStart = new int[batch.chunks().size() + 1];
-        int r = 0;
-        for (int i = 0; i < batch.chunks().size(); i++) {
-            rowStart[i] = r;
-            r += batch.chunks().get(i).logitRows().length;
-        }
-        rowStart[batch.chunks().size()] = r;
-        return ret.result(rowStart, System.nanoTime() - t0);
+        return ret.result(batch.rowStarts(), System.nanoTime() - t0);
     }
 
     HostTimes lastHostTimes() {

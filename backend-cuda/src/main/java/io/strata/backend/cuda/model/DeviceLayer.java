@@ -5,6 +5,8 @@ import io.strata.model.config.LayerKind;
 import io.strata.model.config.LayerSpec;
 import io.strata.model.config.ModelConfig;
 
+import java.util.List;
+
 /**
  * One transformer block's weights on the device, in their checkpoint formats: the two hyper-connection
  * mixes and norms, the attention projections, the compressor and indexer of compressed layers, the MoE.
@@ -62,7 +64,7 @@ final class DeviceLayer {
             floats(store, src, p + "hc_ffn_base", mix), floats(store, src, p + "hc_ffn_scale", 3));
         String at = p + "attn";
         int qw = a.numHeads() * a.headDim();
-        wqkvA = DeviceMatrix.loadStacked(store, src, java.util.List.of(at + ".wq_a", at + ".wkv"),
+        wqkvA = DeviceMatrix.loadStacked(store, src, List.of(at + ".wq_a", at + ".wkv"),
             new int[] {a.qLoraRank(), a.headDim()}, dim);
         wqA = wqkvA != null ? wqkvA.rowRange(0, a.qLoraRank()) : DeviceMatrix.load(store, src, at + ".wq_a", a.qLoraRank(), dim);
         qNorm = floats(store, src, at + ".q_norm.weight", a.qLoraRank());

@@ -4,6 +4,8 @@ import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.model.checkpoint.TensorSet;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -52,7 +54,7 @@ public record DeviceMatrix(WeightFormat format, long weight, long scale, int row
      * on a 128-row scale block (the scales would not stack).
      */
     public static DeviceMatrix loadStacked(WeightStore store, TensorSet ckpt, List<String> prefixes, int[] outs, int in) {
-        List<MatrixTensors> ts = new java.util.ArrayList<>();
+        List<MatrixTensors> ts = new ArrayList<>();
         for (int i = 0; i < prefixes.size(); i++) {
             ts.add(MatrixTensors.linear(ckpt, prefixes.get(i), outs[i], in));
         }
@@ -64,7 +66,7 @@ public record DeviceMatrix(WeightFormat format, long weight, long scale, int row
         }
         long w = store.join(ts.stream().map(MatrixTensors::weight).toList()).address();
         long s = ts.getFirst().scale() == null ? 0 : store.join(ts.stream().map(MatrixTensors::scale).toList()).address();
-        return ofCheckpointBytes(format, w, s, java.util.Arrays.stream(outs).sum(), in, 1);
+        return ofCheckpointBytes(format, w, s, Arrays.stream(outs).sum(), in, 1);
     }
 
     private static DeviceMatrix upload(WeightStore store, MatrixTensors t, int out, int in) {

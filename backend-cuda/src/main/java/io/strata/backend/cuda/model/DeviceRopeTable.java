@@ -46,16 +46,14 @@ final class DeviceRopeTable implements AutoCloseable {
 
     /**
      * Device address of the rows, holding at least positions {@code [0, positions)}. New rows are filled up to the
-     * next multiple of {@link #FILL_STEP} and copied with a device-wide synchronisation (no queued kernel reads past
-     * the old fill, but the copy from pageable memory may still be in flight when it returns); growing waits for the
-     * device first as well, since queued gathers may still read the old buffer. Called between steps, when the
-     * executor's streams are idle.
+     * next multiple of {@link #FILL_STEP} and copied with a device-wide synchronisation after the copy (no queued
+     * kernel reads past the old fill, but the copy from pageable memory may still be in flight when it returns);
+     * growing waits for the device first, since queued gathers may still read the old buffer.
      */
     long ensure(int positions) {
         if (positions > filled) {
             long rowBytes = 4L * rowFloats();
             int target = (int) Math.min(Integer.MAX_VALUE, ((long) positions + FILL_STEP - 1) / FILL_STEP * FILL_STEP);
-            CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "cudaDeviceSynchronize (RoPE table)");
             if (target > capacity) {
                 long grown = Math.max(MIN_POSITIONS, capacity);
                 while (grown < target) {
@@ -64,6 +62,7 @@ final class DeviceRopeTable implements AutoCloseable {
                 grown = Math.min(grown, Integer.MAX_VALUE);
                 DeviceBuffer bigger = DeviceBuffer.allocate(grown * rowBytes);
                 if (rows != null) {
+                    CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "cudaDeviceSynchronize (RoPE table growth)");
                     CudaRuntime.check(CudaNative.strata_cuda_memcpy(bigger.address(), rows.address(), filled * rowBytes,
                         DEVICE_TO_DEVICE), "cudaMemcpy RoPE table");
                     rows.close();

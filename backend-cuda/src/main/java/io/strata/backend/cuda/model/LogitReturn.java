@@ -2,8 +2,6 @@ package io.strata.backend.cuda.model;
 
 import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.nat.CudaNative;
-import io.strata.spi.exec.SequenceChunk;
-import io.strata.spi.exec.StepBatch;
 import io.strata.spi.exec.StepResult;
 
 import java.lang.foreign.MemorySegment;
@@ -28,7 +26,7 @@ final class LogitReturn {
     private final MemorySegment logits;
 
     /**
-     * @param argmax       per row, whether only its argmax goes back
+     * @param argmax       per row, whether only its argmax goes back ({@link io.strata.spi.exec.StepBatch#argmaxRows})
      * @param deviceTokens device int32 [rows] the argmax kernel writes (0 when no row is argmax-only)
      */
     LogitReturn(boolean[] argmax, int vocab, HostStaging logitHost, HostStaging tokenHost, long deviceTokens) {
@@ -48,18 +46,6 @@ final class LogitReturn {
             throw new IllegalArgumentException("argmax rows need a device token buffer");
         }
         this.logits = logitHost.segment(4L * vocab * whole);
-    }
-
-    /** Per row of the batch, whether its chunk asked for the argmax only. */
-    static boolean[] argmaxRows(StepBatch batch) {
-        boolean[] out = new boolean[batch.logitRows()];
-        int row = 0;
-        for (SequenceChunk c : batch.chunks()) {
-            for (int r = 0; r < c.logitRows().length; r++) {
-                out[row++] = c.argmaxOnly();
-            }
-        }
-        return out;
     }
 
     /** Rows the step returns. */

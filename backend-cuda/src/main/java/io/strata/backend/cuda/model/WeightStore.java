@@ -35,14 +35,7 @@ public final class WeightStore implements AutoCloseable {
                     + each + " like " + tensors.getFirst().name());
             }
         }
-        DeviceBuffer b = allocate(Math.max(1, each * tensors.size()));
-        long off = 0;
-        for (Tensor t : tensors) {
-            CudaRuntime.check(CudaNative.strata_cuda_memcpy(b.address() + off, t.segment().address(), each, H2D),
-                "cudaMemcpy " + t.name());
-            off += each;
-        }
-        return b;
+        return join(tensors);
     }
 
     /** One buffer holding the tensors' bytes back to back, in order, whatever their sizes. */

@@ -56,7 +56,7 @@ public final class Sampler {
     /**
      * Whether {@link #sample} of a row would be the argmax of its raw logits and nothing more: greedy, no logprobs,
      * no penalties, nothing suppressed below min_tokens. Such a row's token is {@link StepResult#argmax} of the row
-     * (the same rule as {@link #argmax()}), so a backend may compute it where the logits are.
+     * (the rule {@link #argmax()} applies), so a backend may compute it where the logits are.
      */
     public static boolean isPlainArgmax(SamplingParams p, TokenHistory history) {
         return p.isGreedy() && p.logprobs() == null && !p.hasPenalties() && history.generatedCount() >= p.minTokens();
@@ -135,16 +135,9 @@ public final class Sampler {
         return logit > 0 ? logit / penalty : logit * penalty;
     }
 
+    /** The greedy draw: the same rule a backend applies when it returns a row's token ({@link StepResult#argmax}). */
     private int argmax() {
-        int best = 0;
-        float bestVal = work[0];
-        for (int i = 1; i < vocab; i++) {
-            if (work[i] > bestVal) {
-                bestVal = work[i];
-                best = i;
-            }
-        }
-        return best;
+        return StepResult.argmax(MemorySegment.ofArray(work), 0, vocab);
     }
 
     /**
