@@ -253,6 +253,7 @@ __device__ __forceinline__ void write_indexer_entry(const float *x, int lane, co
 template <int HD, int R, int SPLIT>
 __global__ void __launch_bounds__(Geometry<HD, R>::kLanes * SPLIT)
 f1_fused_kernel(F1Args a) {
+    strata_grid_begin();
     using G = Geometry<HD, R>;
     constexpr int kThreads = G::kLanes * SPLIT;
     __shared__ float scratch[32];
@@ -294,10 +295,14 @@ f1_fused_kernel(F1Args a) {
 // ---- unfused baseline: state save, pooling, norm, rope, (Hadamard,) quantise, insert as separate kernels ----
 
 template <int HD, int R>
-__global__ void k_save_state(F1Args a) { save_state<HD, R>(a, blockIdx.x, threadIdx.x, blockDim.x); }
+__global__ void k_save_state(F1Args a) {
+    strata_grid_begin();
+    save_state<HD, R>(a, blockIdx.x, threadIdx.x, blockDim.x);
+}
 
 template <int HD, int R>
 __global__ void k_pool(F1Args a, float *pooled) {
+    strata_grid_begin();
     __shared__ Candidates<HD, R> cand;
     int t = blockIdx.x;
     int pos = a.positions[t];
@@ -311,6 +316,7 @@ __global__ void k_pool(F1Args a, float *pooled) {
 
 template <int HD, int R>
 __global__ void k_norm(F1Args a, const float *pooled, uint16_t *normed) {
+    strata_grid_begin();
     __shared__ float scratch[32];
     int t = blockIdx.x;
     int pos = a.positions[t];
@@ -326,6 +332,7 @@ __global__ void k_norm(F1Args a, const float *pooled, uint16_t *normed) {
 
 template <int HD, int R>
 __global__ void k_rope(F1Args a, uint16_t *normed) {
+    strata_grid_begin();
     int t = blockIdx.x;
     int pos = a.positions[t];
     if (a.out_slot[t] < 0 || (pos + 1) % R != 0) return;
@@ -341,6 +348,7 @@ __global__ void k_rope(F1Args a, uint16_t *normed) {
 
 template <int R>
 __global__ void k_hadamard(F1Args a, uint16_t *normed) {
+    strata_grid_begin();
     int t = blockIdx.x;
     int pos = a.positions[t];
     if (a.out_slot[t] < 0 || (pos + 1) % R != 0) return;
@@ -356,6 +364,7 @@ __global__ void k_hadamard(F1Args a, uint16_t *normed) {
 // Quantise into a dense staging row (entry-shaped: values then scales), then insert copies it.
 template <int HD, int R>
 __global__ void k_quant(F1Args a, const uint16_t *normed, uint8_t *staged) {
+    strata_grid_begin();
     int t = blockIdx.x;
     int pos = a.positions[t];
     if (a.out_slot[t] < 0 || (pos + 1) % R != 0) return;
@@ -371,6 +380,7 @@ __global__ void k_quant(F1Args a, const uint16_t *normed, uint8_t *staged) {
 
 template <int HD, int R>
 __global__ void k_insert(F1Args a, const uint8_t *staged) {
+    strata_grid_begin();
     int t = blockIdx.x;
     int pos = a.positions[t];
     int64_t slot = a.out_slot[t];
@@ -389,28 +399,28 @@ int launch(const F1Args &a, int fused, int64_t workspace, cudaStream_t st) {
     using G = Geometry<HD, R>;
     int T = a.num_tokens;
     if (fused) {
-        f1_fused_kernel<HD, R, SPLIT><<<T, G::kLanes * SPLIT, 0, st>>>(a);
+        strata_launch(f1_fused_kernel<HD, R, SPLIT>, T, G::kLanes * SPLIT, 0, st, a);
         STRATA_LAUNCH_CHECK();
         return 0;
     }
     float *pooled = (float *) workspace;
     uint16_t *normed = (uint16_t *) (pooled + (int64_t) T * HD);
     uint8_t *staged = (uint8_t *) (normed + (int64_t) T * HD);
-    k_save_state<HD, R><<<T, 128, 0, st>>>(a);
+    strata_launch(k_save_state<HD, R>, T, 128, 0, st, a);
     STRATA_LAUNCH_CHECK();
-    k_pool<HD, R><<<T, G::kLanes, 0, st>>>(a, pooled);
+    strata_launch(k_pool<HD, R>, T, G::kLanes, 0, st, a, pooled);
     STRATA_LAUNCH_CHECK();
-    k_norm<HD, R><<<T, G::kLanes, 0, st>>>(a, pooled, normed);
+    strata_launch(k_norm<HD, R>, T, G::kLanes, 0, st, a, pooled, normed);
     STRATA_LAUNCH_CHECK();
-    k_rope<HD, R><<<T, 32, 0, st>>>(a, normed);
+    strata_launch(k_rope<HD, R>, T, 32, 0, st, a, normed);
     STRATA_LAUNCH_CHECK();
     if constexpr (HD == 128) {
-        k_hadamard<R><<<T, 32, 0, st>>>(a, normed);
+        strata_launch(k_hadamard<R>, T, 32, 0, st, a, normed);
         STRATA_LAUNCH_CHECK();
     }
-    k_quant<HD, R><<<T, G::kLanes, 0, st>>>(a, normed, staged);
+    strata_launch(k_quant<HD, R>, T, G::kLanes, 0, st, a, normed, staged);
     STRATA_LAUNCH_CHECK();
-    k_insert<HD, R><<<T, 128, 0, st>>>(a, staged);
+    strata_launch(k_insert<HD, R>, T, 128, 0, st, a, staged);
     STRATA_LAUNCH_CHECK();
     return 0;
 }

@@ -66,6 +66,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, STRATA_F2_MIN_BLOCKS)
 f2_fused_kernel(const uint16_t *__restrict__ o, const float *__restrict__ cos_sin,
                 uint8_t *__restrict__ out, float *__restrict__ scales, int num_tokens, int num_heads,
                 int scale_stride_block, int scale_stride_token) {
+    strata_grid_begin();
     int lane = threadIdx.x & 31;
     int64_t total = (int64_t) num_tokens * num_heads;
     int64_t first = ((int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5)) * STRATA_ROWS_PER_WARP;
@@ -91,6 +92,7 @@ f2_fused_kernel(const uint16_t *__restrict__ o, const float *__restrict__ cos_si
 // unfused step 2: quantise rows that were already inverse-rotated in place by strata_rope_rows.
 __global__ void quant_rows_kernel(const uint16_t *__restrict__ o, uint8_t *__restrict__ out, float *__restrict__ scales,
                                   int num_tokens, int num_heads, int scale_stride_block, int scale_stride_token) {
+    strata_grid_begin();
     int lane = threadIdx.x & 31;
     int64_t warp = (int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
     if (warp >= (int64_t) num_tokens * num_heads) return;
@@ -122,7 +124,7 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp
     if (fused) {
         int64_t warps_needed = (warps + STRATA_ROWS_PER_WARP - 1) / STRATA_ROWS_PER_WARP;
         blocks = (int) ((warps_needed + kWarpsPerBlock - 1) / kWarpsPerBlock);
-        f2_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(
+        strata_launch(f2_fused_kernel, blocks, kWarpsPerBlock * 32, 0, st, 
             (const uint16_t *) o, (const float *) rope_cos_sin, (uint8_t *) out_fp8,
             (float *) out_scales, num_tokens, num_heads, scale_stride_block, scale_stride_token);
         STRATA_LAUNCH_CHECK();
@@ -132,7 +134,7 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp
     (void) workspace;
     int rc = strata_rope_rows(o, num_tokens * num_heads, num_heads, rope_cos_sin, 1, stream);
     if (rc) return rc;
-    quant_rows_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>((const uint16_t *) o, (uint8_t *) out_fp8, (float *) out_scales,
+    strata_launch(quant_rows_kernel, blocks, kWarpsPerBlock * 32, 0, st, (const uint16_t *) o, (uint8_t *) out_fp8, (float *) out_scales,
                                                              num_tokens, num_heads, scale_stride_block,
                                                              scale_stride_token);
     STRATA_LAUNCH_CHECK();

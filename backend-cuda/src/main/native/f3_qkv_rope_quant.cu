@@ -114,6 +114,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, STRATA_F3_MIN_BLOCKS)
 f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
                 const int64_t *__restrict__ slots, const float *__restrict__ cos_sin, EntryLayout cache,
                 int num_tokens, int num_heads, float eps) {
+    strata_grid_begin();
     int lane = threadIdx.x & 31;
     int64_t total = (int64_t) num_tokens * (num_heads + 1);
     int64_t first = ((int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5)) * STRATA_ROWS_PER_WARP;
@@ -152,6 +153,7 @@ f3_fused_kernel(uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 // ---- unfused baseline: the same math, one kernel per step, intermediates through device memory ----
 
 __global__ void q_norm_kernel(uint16_t *q, int rows, float eps) {
+    strata_grid_begin();
     int lane = threadIdx.x & 31;
     int64_t row = (int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
     if (row >= rows) return;
@@ -163,6 +165,7 @@ __global__ void q_norm_kernel(uint16_t *q, int rows, float eps) {
 
 // RoPE on the rope part of rows of 512 (one thread per pair); heads_per_token maps a row to its token.
 __global__ void rope_rows_kernel(uint16_t *x, int rows, int heads_per_token, const float *cos_sin, int inverse) {
+    strata_grid_begin();
     int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (int64_t) rows * 32) return;
     int64_t row = i / 32;
@@ -178,6 +181,7 @@ __global__ void rope_rows_kernel(uint16_t *x, int rows, int heads_per_token, con
 
 // Per-64 FP8 of the 448 no-rope channels into a dense [T, 448] + [T, 7] buffer (one warp per 64-block... per row).
 __global__ void kv_quant_kernel(const uint16_t *kv, uint8_t *fp8, uint8_t *scales, int rows) {
+    strata_grid_begin();
     int lane = threadIdx.x & 31;
     int64_t row = (int64_t) blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
     if (row >= rows) return;
@@ -196,6 +200,7 @@ __global__ void kv_quant_kernel(const uint16_t *kv, uint8_t *fp8, uint8_t *scale
 // Copies the quantised parts and the bf16 rope part into the paged cache (one thread per entry byte group).
 __global__ void kv_insert_kernel(const uint16_t *kv, const uint8_t *fp8, const uint8_t *scales, const int64_t *slots,
                                  EntryLayout cache, int rows) {
+    strata_grid_begin();
     int row = blockIdx.x;
     if (row >= rows) return;
     int64_t slot = slots[row];
@@ -230,7 +235,7 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
     if (fused) {
         int64_t warps = ((int64_t) num_tokens * (num_heads + 1) + STRATA_ROWS_PER_WARP - 1) / STRATA_ROWS_PER_WARP;
         int blocks = (int) ((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
-        f3_fused_kernel<<<blocks, kWarpsPerBlock * 32, 0, st>>>(qp, kvp, slots, cs, cache, num_tokens,
+        strata_launch(f3_fused_kernel, blocks, kWarpsPerBlock * 32, 0, st, qp, kvp, slots, cs, cache, num_tokens,
                                                                 num_heads, eps);
         STRATA_LAUNCH_CHECK();
         return 0;
@@ -240,16 +245,16 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
     uint8_t *fp8 = (uint8_t *) workspace;
     uint8_t *scales = fp8 + (int64_t) num_tokens * kNope;
     int qrows = num_tokens * num_heads;
-    q_norm_kernel<<<(qrows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st>>>(qp, qrows, eps);
+    strata_launch(q_norm_kernel, (qrows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st, qp, qrows, eps);
     STRATA_LAUNCH_CHECK();
-    rope_rows_kernel<<<(int) (((int64_t) qrows * 32 + 255) / 256), 256, 0, st>>>(qp, qrows, num_heads, cs, 0);
+    strata_launch(rope_rows_kernel, (int) (((int64_t) qrows * 32 + 255) / 256), 256, 0, st, qp, qrows, num_heads, cs, 0);
     STRATA_LAUNCH_CHECK();
-    rope_rows_kernel<<<(num_tokens * 32 + 255) / 256, 256, 0, st>>>(kv_copy, num_tokens, 1, cs, 0);
+    strata_launch(rope_rows_kernel, (num_tokens * 32 + 255) / 256, 256, 0, st, kv_copy, num_tokens, 1, cs, 0);
     STRATA_LAUNCH_CHECK();
-    kv_quant_kernel<<<(num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st>>>(
+    strata_launch(kv_quant_kernel, (num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st, 
         kv_copy, fp8, scales, num_tokens);
     STRATA_LAUNCH_CHECK();
-    kv_insert_kernel<<<num_tokens, 128, 0, st>>>(kv_copy, fp8, scales, slots, cache, num_tokens);
+    strata_launch(kv_insert_kernel, num_tokens, 128, 0, st, kv_copy, fp8, scales, slots, cache, num_tokens);
     STRATA_LAUNCH_CHECK();
     return 0;
 }
@@ -257,7 +262,7 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
 // Shared with F2's unfused path.
 int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t rope_cos_sin, int inverse, int64_t stream) {
     if (rows <= 0) return 0;
-    rope_rows_kernel<<<(int) (((int64_t) rows * 32 + 255) / 256), 256, 0, (cudaStream_t) stream>>>(
+    strata_launch(rope_rows_kernel, (int) (((int64_t) rows * 32 + 255) / 256), 256, 0, (cudaStream_t) stream, 
         (uint16_t *) x, rows, heads_per_token, (const float *) rope_cos_sin, inverse);
     STRATA_LAUNCH_CHECK();
     return 0;

@@ -51,6 +51,7 @@ __global__ void k_indexer_q_prep(const uint16_t *__restrict__ q, const uint16_t 
                                  const float *__restrict__ cos_sin, int8_t *__restrict__ q_codes,
                                  float *__restrict__ q_scales, float *__restrict__ w_out, int num_tokens,
                                  int heads, float weight_scale) {
+    strata_grid_begin();
     int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;  // token * heads + head
     int lane = threadIdx.x & 31;
     if (row >= num_tokens * heads) return;
@@ -148,6 +149,7 @@ __device__ __forceinline__ void stage_query(const ScoreArgs &a, int qi, int8_t *
 // Many queries or candidates: a thread scores one key over all heads.
 template <int kMaxHeads>
 __global__ void __launch_bounds__(kScoreThreads) k_indexer_scores(ScoreArgs a) {
+    strata_grid_begin();
     __shared__ __align__(16) int8_t qs[kMaxHeads * kIdxDim];
     __shared__ float sc[kMaxHeads * 4];
     __shared__ float ws[kMaxHeads];
@@ -172,6 +174,7 @@ constexpr int kSplitKeys = kScoreThreads / 4;
 
 template <int kMaxHeads>
 __global__ void __launch_bounds__(kScoreThreads) k_indexer_scores_split(ScoreArgs a) {
+    strata_grid_begin();
     __shared__ __align__(16) int8_t qs[kMaxHeads * kIdxDim];
     __shared__ float sc[kMaxHeads * 4];
     __shared__ float ws[kMaxHeads];
@@ -231,6 +234,7 @@ __device__ __forceinline__ uint32_t key_codes4(const uint8_t *key, int c) {
 }
 
 __global__ void __launch_bounds__(128) k_indexer_scores_mma(ScoreArgs a) {
+    strata_grid_begin();
     __shared__ __align__(16) int8_t qs[kMmaHeads * kIdxDim];
     __shared__ float sc[kMmaHeads * 4];
     __shared__ float ws[kMmaHeads];
@@ -400,6 +404,7 @@ struct Team {
 
 template <bool kClustered>
 __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
+    strata_grid_begin();
     Team<kClustered> cluster;
     extern __shared__ __align__(16) uint16_t keys[];
     __shared__ int cta_hist[4][16];
@@ -574,7 +579,7 @@ int strata_indexer_q_prep(int64_t q, int64_t w, int64_t rope_cos_sin, int64_t q_
     if (num_tokens <= 0) return 0;
     int rows = num_tokens * num_heads;
     int warps = 8;
-    k_indexer_q_prep<<<(rows + warps - 1) / warps, warps * 32, 0, (cudaStream_t) stream>>>(
+    strata_launch(k_indexer_q_prep, (rows + warps - 1) / warps, warps * 32, 0, (cudaStream_t) stream, 
         (const uint16_t *) q, (const uint16_t *) w, (const float *) rope_cos_sin, (int8_t *) q_codes,
         (float *) q_scales, (float *) w_out, num_tokens, num_heads, weight_scale);
     STRATA_LAUNCH_CHECK();
@@ -598,14 +603,14 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
     cudaStream_t st = (cudaStream_t) stream;
     if (whole < 2 * sms && num_heads <= 64) {
         dim3 grid((max_candidates + kSplitKeys - 1) / kSplitKeys, num_queries);
-        k_indexer_scores_split<64><<<grid, kScoreThreads, 0, st>>>(a);
+        strata_launch(k_indexer_scores_split<64>, grid, kScoreThreads, 0, st, a);
     } else if (num_heads == kMmaHeads && kScoresOnTensorCores) {
         dim3 grid((max_candidates + kMmaKeys - 1) / kMmaKeys, num_queries);
-        k_indexer_scores_mma<<<grid, 128, 0, st>>>(a);
+        strata_launch(k_indexer_scores_mma, grid, 128, 0, st, a);
     } else {
         dim3 grid((max_candidates + kScoreThreads - 1) / kScoreThreads, num_queries);
-        if (num_heads <= 64) k_indexer_scores<64><<<grid, kScoreThreads, 0, st>>>(a);
-        else k_indexer_scores<128><<<grid, kScoreThreads, 0, st>>>(a);
+        if (num_heads <= 64) strata_launch(k_indexer_scores<64>, grid, kScoreThreads, 0, st, a);
+        else strata_launch(k_indexer_scores<128>, grid, kScoreThreads, 0, st, a);
     }
     STRATA_LAUNCH_CHECK();
     return 0;
@@ -636,7 +641,7 @@ int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos,
     if (max_candidates > max_ranks * kSlice) return (int) cudaErrorInvalidValue;
     int ranks = max(1, min(max_ranks, (max_candidates + 8191) / 8192));
     if (ranks == 1) {
-        k_topk<false><<<dim3(1, num_queries), kTopkThreads, kTopkSmem, (cudaStream_t) stream>>>(a);
+        strata_launch(k_topk<false>, dim3(1, num_queries), kTopkThreads, kTopkSmem, (cudaStream_t) stream, a);
         STRATA_LAUNCH_CHECK();
         return 0;
     }

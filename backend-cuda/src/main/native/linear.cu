@@ -350,6 +350,7 @@ __device__ __forceinline__ void load_chunk(const GemmArgs &a, const Tile &t, int
 
 template <int FMT, int MT>
 __global__ void __launch_bounds__(256) k_skinny(GemmArgs a, int kw) {
+    strata_grid_begin();
     constexpr int E = Skinny<FMT>::kElems, NF = Skinny<FMT>::kFeatures, P = NF * MT;
     __shared__ float red[8][P];
     const Tile t = resolve_tile(a, blockIdx.x, a.offsets ? a.tile_rows : MT, blockIdx.z);
@@ -569,6 +570,7 @@ template <int FMT> __host__ __device__ constexpr int mma_smem() {
 // 8 CTAs); store_tile sums the partial tiles.
 template <int FMT>
 __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
+    strata_grid_begin();
     constexpr int S = Mma<FMT>::kStages, kStage = mma_stage_bytes<FMT>();
     extern __shared__ __align__(128) unsigned char smem[];
     const Tile t = resolve_tile(a, blockIdx.y, kBM, blockIdx.z);
@@ -770,6 +772,7 @@ __device__ __forceinline__ void wgmma_wait_prev() { STRATA_WGMMA("wgmma.wait_gro
 // tile-major order, whose tiles' weights L2 still held).
 __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq, const float *xs, int ldxs,
                                                     int tiles, int splits) {
+    strata_grid_begin();
     constexpr int S = kW8Stages, L = kW8Ahead;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -918,6 +921,7 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
 // 2^-18) — stored in k_mma_fp8's channel order, and the power of two into xs[block][row] (row stride ldxs).
 __global__ void k_stage_f16(const __nv_bfloat16 *x, int lda, int m, int cols, int quantize, __half *xq, float *xs,
                             int ldxs) {
+    strata_grid_begin();
     const int blocks = cols / 128;
     const int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (gw >= m * blocks) return;
@@ -1204,6 +1208,7 @@ constexpr int kDecSmemMax = 218 * 1024;  // + 8 KB static: within the 227 KB a C
 
 template <int FMT, bool kKnownOrdinary>
 __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int fblocks, int stages) {
+    strata_grid_begin();
     constexpr int CH = Dec<FMT>::kChunk;
     extern __shared__ __align__(16) unsigned char dsmem[];
     __shared__ float red[kDecWarps][32][4];
@@ -1387,12 +1392,13 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int fblocks = (int) blocks_of(kw);
     const int64_t works = tiles * a.mats * fblocks;
     const int64_t ctas = works < slots ? works : slots;
-    k_dec<FMT, kKnownOrdinary><<<(unsigned) ctas, kDecThreads, smem, st>>>(a, kw, fblocks, stages);
+    strata_launch(k_dec<FMT, kKnownOrdinary>, (unsigned) ctas, kDecThreads, smem, st, a, kw, fblocks, stages);
     return cudaGetLastError();
 }
 
 // ---- FP4 weights into the device layout (at load) ----------------------------------------------------------
 __global__ void k_fp4_prepare(uint32_t *w, int64_t words, const uint8_t *s, int64_t sbytes, int *extraordinary) {
+    strata_grid_begin();
     const int64_t stride = (int64_t) gridDim.x * blockDim.x;
     for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) w[i] = fp4_device_word(w[i]);
     bool any = false;
@@ -1402,6 +1408,7 @@ __global__ void k_fp4_prepare(uint32_t *w, int64_t words, const uint8_t *s, int6
 
 // ---- activation FP8 round trip (ActivationQuant.fp8RoundTrip, block 128): one warp per block ------------
 __global__ void k_act_fp8_roundtrip(const __nv_bfloat16 *x, int lda, int m, int cols, __nv_bfloat16 *out, int ldo) {
+    strata_grid_begin();
     const int blocks = cols / 128;
     const int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (gw >= m * blocks) return;
@@ -1504,7 +1511,7 @@ cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     int per_tile = occupancy * sms / tiles;
     per_tile = per_tile < 1 ? 1 : (per_tile > nfb ? nfb : per_tile);
     dim3 grid(a.offsets ? a.max_tiles : (a.m + MT - 1) / MT, per_tile, a.offsets ? a.mats : a.groups);
-    k_skinny<FMT, MT><<<grid, 256, 0, st>>>(a, kw);
+    strata_launch(k_skinny<FMT, MT>, grid, 256, 0, st, a, kw);
     return cudaGetLastError();
 }
 
@@ -1572,7 +1579,7 @@ int strata_act_fp8_roundtrip(int64_t x, int lda, int m, int cols, int64_t out, i
     if (m <= 0) return 0;
     if (cols % 128 != 0 || lda % 4 != 0 || ldo % 4 != 0) return (int) cudaErrorInvalidValue;
     int64_t warps = (int64_t) m * (cols / 128);
-    k_act_fp8_roundtrip<<<(unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream>>>(
+    strata_launch(k_act_fp8_roundtrip, (unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream, 
         reinterpret_cast<const __nv_bfloat16 *>(x), lda, m, cols, reinterpret_cast<__nv_bfloat16 *>(out), ldo);
     STRATA_LAUNCH_CHECK();
     return 0;
@@ -1603,7 +1610,7 @@ int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int gro
         __half *xq = reinterpret_cast<__half *>(workspace);
         float *xs = reinterpret_cast<float *>(workspace + ((2 * (int64_t) m * in + 255) / 256) * 256);
         const int64_t warps = (int64_t) m * (in / 128);
-        k_stage_f16<<<(unsigned) ((warps + 7) / 8), 256, 0, st>>>(a.x, lda, m, in, quantize_input, xq, xs, ldxs);
+        strata_launch(k_stage_f16, (unsigned) ((warps + 7) / 8), 256, 0, st, a.x, lda, m, in, quantize_input, xq, xs, ldxs);
         STRATA_LAUNCH_CHECK();
         return (int) launch_mma_fp8(a, xq, xs, ldxs, st);
     }

@@ -46,6 +46,7 @@ __device__ __forceinline__ float inv_rms(float sum_squares, int n, float eps) {
 __device__ __forceinline__ float sigmoid(float x) { return (float) (1.0 / (1.0 + exp(-(double) x))); }
 
 __global__ void k_embed(const int *tokens, const uint16_t *embed, uint16_t *out, int dim, int hc) {
+    strata_grid_begin();
     int t = blockIdx.x;
     const uint16_t *row = embed + (int64_t) tokens[t] * dim;
     uint16_t *dst = out + (int64_t) t * hc * dim;
@@ -56,6 +57,7 @@ __global__ void k_embed(const int *tokens, const uint16_t *embed, uint16_t *out,
 }
 
 __global__ void k_rms_norm(const uint16_t *x, int64_t xs, const float *w, uint16_t *out, int64_t os, int n, float eps) {
+    strata_grid_begin();
     __shared__ float red[32];
     const uint16_t *row = x + blockIdx.x * xs;
     float ss = 0.f;
@@ -190,6 +192,7 @@ template <int ROWS, int TT, bool POST>
 __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(const uint16_t *h, const int *src, const float *fn,
                                                               int rows, int width, int n, float *partials,
                                                               PostSource post) {
+    strata_grid_begin();
     __shared__ float red[TT][kThreads / 32][ROWS + 1];
     const int split = blockIdx.x, splits = gridDim.x, i0 = blockIdx.y * TT;
     const int count = min(TT, n - i0);
@@ -293,9 +296,9 @@ void launch_mix_partials(const uint16_t *h, const int *src, const float *fn, int
                          float *partials, PostSource post, cudaStream_t st) {
     const int splits = mix_splits(width), tt = mix_tokens(n);
     const dim3 grid(splits, (n + tt - 1) / tt);
-    if (tt == 4) k_hc_mix_partials<ROWS, 4, POST><<<grid, kThreads, 0, st>>>(h, src, fn, rows, width, n, partials, post);
-    else if (tt == 2) k_hc_mix_partials<ROWS, 2, POST><<<grid, kThreads, 0, st>>>(h, src, fn, rows, width, n, partials, post);
-    else k_hc_mix_partials<ROWS, 1, POST><<<grid, kThreads, 0, st>>>(h, src, fn, rows, width, n, partials, post);
+    if (tt == 4) strata_launch(k_hc_mix_partials<ROWS, 4, POST>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
+    else if (tt == 2) strata_launch(k_hc_mix_partials<ROWS, 2, POST>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
+    else strata_launch(k_hc_mix_partials<ROWS, 1, POST>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
 }
 
 // Sums the splits' partials in split order (the same order whatever the stream or graph): mixes[r] =
@@ -376,6 +379,7 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
 __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
                          const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
                          float norm_eps) {
+    strata_grid_begin();
     extern __shared__ float xs[];
     __shared__ float red[32];
     __shared__ float mixes[kMaxMix];
@@ -393,6 +397,7 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
 
 __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *mix, uint16_t *next, int hc, int dim,
                           int64_t total) {
+    strata_grid_begin();
     int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= total) return;
     int64_t t = i / dim;
@@ -416,6 +421,7 @@ __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *m
 __global__ void k_hc_head(const uint16_t *h, const int *rows, const float *partials, int splits, const float *base,
                           const float *scale, const float *norm, uint16_t *out_x, int hc, int dim, float hc_eps,
                           float norm_eps) {
+    strata_grid_begin();
     extern __shared__ float xs[];
     __shared__ float red[32];
     __shared__ float mixes[kMaxHc];
@@ -434,6 +440,7 @@ __global__ void k_attn_lists(const int *positions, const int *token_seq, const i
                              const int *seq_first_pos, const int *window_floor, const int *swa_table, int swa_stride,
                              int swa_ppp, int swa_span, int swa_pps, const int *comp_table, int comp_stride, int ratio,
                              int topk, int window, int *lists, int *list_len, int64_t list_stride) {
+    strata_grid_begin();
     int t = blockIdx.x;
     int s = token_seq[t];
     int p = positions[t];
@@ -473,6 +480,7 @@ __global__ void k_attn_lists(const int *positions, const int *token_seq, const i
 
 __global__ void k_copy_entries(EntryLayout src, int data_bytes, int scale_bytes, const int64_t *slots,
                                EntryLayout dst) {
+    strata_grid_begin();
     int t = blockIdx.x;
     int64_t slot = slots[t];
     if (slot < 0) return;
@@ -493,6 +501,7 @@ inline int launched() { return (int) cudaGetLastError(); }
 // Benchmark fill: every byte a hash of (seed, index) masked with `mask`, so FP8 values, ue8m0 scales and
 // fp32 state words all stay small and finite (mask 0x37: exponents well below overflow, no NaN patterns).
 __global__ void k_fill_random(uint8_t *dst, int64_t bytes, uint64_t seed, uint8_t mask) {
+    strata_grid_begin();
     for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < bytes; i += (int64_t) gridDim.x * blockDim.x) {
         uint64_t z = seed + (uint64_t) i * 0x9E3779B97F4A7C15ull;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -506,6 +515,7 @@ __global__ void k_fill_random(uint8_t *dst, int64_t bytes, uint64_t seed, uint8_
 // Token t at position p: q row = table[p]; for ratio r in {4, 128}, the row of the entry's first position p + 1 - r
 // when p completes an entry ((p + 1) % r == 0), else zeros (the compressors read no other row). Rows of n2 floats.
 __global__ void k_rope_gather(const float *table, const int *positions, int n2, float *q, float *c4, float *c128) {
+    strata_grid_begin();
     const int t = blockIdx.x;
     const int p = positions[t];
     const size_t out = (size_t) t * n2;
@@ -541,6 +551,7 @@ __device__ __forceinline__ void arg_take(ArgBest &b, float v, int i) {
 // One CTA per row: the first index of the row's largest value, as StepResult.argmax (a sequential scan with a
 // strict >): with row[0] a NaN nothing compares greater, so index 0; else NaNs are skipped.
 __global__ void __launch_bounds__(kArgmaxThreads) k_argmax_rows(const float *logits, int vocab, int *out) {
+    strata_grid_begin();
     const float *row = logits + (size_t) blockIdx.x * vocab;
     if (isnan(row[0])) {
         if (threadIdx.x == 0) out[blockIdx.x] = 0;
@@ -601,7 +612,7 @@ extern "C" {
 
 int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int dim, int hc, int64_t stream) {
     if (num_tokens <= 0) return 0;
-    k_embed<<<num_tokens, kThreads, 0, as_stream(stream)>>>((const int *) tokens, (const uint16_t *) embed,
+    strata_launch(k_embed, num_tokens, kThreads, 0, as_stream(stream), (const int *) tokens, (const uint16_t *) embed,
                                                            (uint16_t *) out, dim, hc);
     return launched();
 }
@@ -609,7 +620,7 @@ int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int
 int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int rows, int n,
                     float eps, int64_t stream) {
     if (rows <= 0) return 0;
-    k_rms_norm<<<rows, kThreads, 0, as_stream(stream)>>>((const uint16_t *) x, x_stride, (const float *) weight,
+    strata_launch(k_rms_norm, rows, kThreads, 0, as_stream(stream), (const uint16_t *) x, x_stride, (const float *) weight,
                                                         (uint16_t *) out, out_stride, n, eps);
     return launched();
 }
@@ -636,7 +647,7 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
     if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);
     if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    k_hc_pre<<<num_tokens, kNormThreads, smem, as_stream(stream)>>>(h, (const float *) partials, splits,
+    strata_launch(k_hc_pre, num_tokens, kNormThreads, smem, as_stream(stream), h, (const float *) partials, splits,
         (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
         dim, iters, hc_eps, norm_eps);
     return launched();
@@ -655,7 +666,7 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     int64_t total = (int64_t) num_tokens * dim;
     if (total <= 0) return 0;
-    k_hc_post<<<(unsigned) ((total + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream)>>>(
+    strata_launch(k_hc_post, (unsigned) ((total + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream), 
         (const uint16_t *) y, (const uint16_t *) res, (const float *) mix, (uint16_t *) next, hc, dim, total);
     return launched();
 }
@@ -686,7 +697,7 @@ int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t sc
     if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);
     if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_head, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    k_hc_head<<<num_rows, kNormThreads, smem, as_stream(stream)>>>((const uint16_t *) h, (const int *) rows,
+    strata_launch(k_hc_head, num_rows, kNormThreads, smem, as_stream(stream), (const uint16_t *) h, (const int *) rows,
         (const float *) partials, splits, (const float *) base, (const float *) scale, (const float *) norm,
         (uint16_t *) out_x, hc, dim, hc_eps, norm_eps);
     return launched();
@@ -698,7 +709,7 @@ int strata_attn_lists(int64_t positions, int64_t token_seq, int64_t seq_first_to
                       int topk, int window, int64_t lists, int64_t list_len, int64_t list_stride, int num_tokens,
                       int64_t stream) {
     if (num_tokens <= 0) return 0;
-    k_attn_lists<<<num_tokens, 128, 0, as_stream(stream)>>>((const int *) positions, (const int *) token_seq,
+    strata_launch(k_attn_lists, num_tokens, 128, 0, as_stream(stream), (const int *) positions, (const int *) token_seq,
         (const int *) seq_first_token, (const int *) seq_first_pos, (const int *) window_floor, (const int *) swa_table,
         swa_stride, swa_positions_per_page, swa_span, swa_pages_per_span, (const int *) comp_table, comp_stride, ratio,
         topk, window, (int *) lists, (int *) list_len, list_stride);
@@ -713,7 +724,7 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
     EntryLayout src{(uint8_t *) src_pool, src_page_bytes, src_entries_per_page, src_data_stride, src_scale_base,
                     src_scale_stride};
     EntryLayout dst{(uint8_t *) pool, page_bytes, entries_per_page, data_stride, scale_base, scale_stride};
-    k_copy_entries<<<num_tokens, 64, 0, as_stream(stream)>>>(src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
+    strata_launch(k_copy_entries, num_tokens, 64, 0, as_stream(stream), src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
     return launched();
 }
 
@@ -721,7 +732,7 @@ int strata_rope_gather(int64_t table, int64_t positions, int num_tokens, int row
                        int64_t out_c128, int64_t stream) {
     if (num_tokens <= 0) return 0;
     if (row_floats <= 0) return (int) cudaErrorInvalidValue;
-    k_rope_gather<<<num_tokens, 64, 0, as_stream(stream)>>>((const float *) table, (const int *) positions, row_floats,
+    strata_launch(k_rope_gather, num_tokens, 64, 0, as_stream(stream), (const float *) table, (const int *) positions, row_floats,
                                                            (float *) out_q, (float *) out_c4, (float *) out_c128);
     return launched();
 }
@@ -729,13 +740,13 @@ int strata_rope_gather(int64_t table, int64_t positions, int num_tokens, int row
 int strata_argmax_rows(int64_t logits, int rows, int vocab, int64_t out_tokens, int64_t stream) {
     if (rows <= 0) return 0;
     if (vocab <= 0) return (int) cudaErrorInvalidValue;
-    k_argmax_rows<<<rows, kArgmaxThreads, 0, as_stream(stream)>>>((const float *) logits, vocab, (int *) out_tokens);
+    strata_launch(k_argmax_rows, rows, kArgmaxThreads, 0, as_stream(stream), (const float *) logits, vocab, (int *) out_tokens);
     return launched();
 }
 
 int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64_t stream) {
     if (bytes <= 0) return 0;
-    k_fill_random<<<4096, 256, 0, (cudaStream_t) stream>>>((uint8_t *) dst, bytes, (uint64_t) seed, (uint8_t) mask);
+    strata_launch(k_fill_random, 4096, 256, 0, (cudaStream_t) stream, (uint8_t *) dst, bytes, (uint64_t) seed, (uint8_t) mask);
     return (int) cudaGetLastError();
 }
 

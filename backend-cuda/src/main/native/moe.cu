@@ -35,6 +35,7 @@ constexpr int kRouteWarps = 8;
 __global__ void __launch_bounds__(kRouteWarps * 32)
 k_moe_route(const float *scores, int m, int experts, int k, const float *bias, const int *tid2eid, int vocab,
             const int *tokens, float route_scale, int *ids, float *weights) {
+    strata_grid_begin();
     extern __shared__ float s_all[];  // [kRouteWarps][experts] sqrt-softplus scores
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int t = blockIdx.x * kRouteWarps + warp;
@@ -112,6 +113,7 @@ __device__ int block_exclusive_scan(int v, int *warp_sums, int &total) {
 __global__ void __launch_bounds__(kMaxExperts)
 k_moe_plan(const int *ids, const float *weights, int pairs, int k, int experts, int tile_rows, int *offsets,
            int *tile_offsets, int *sorted_rows, float *sorted_weights, int *slot_of_pair) {
+    strata_grid_begin();
     __shared__ int count[kMaxExperts];
     __shared__ int cursor[kMaxExperts];
     __shared__ int warp_sums[32];
@@ -146,6 +148,7 @@ k_moe_plan(const int *ids, const float *weights, int pairs, int k, int experts, 
 // FP8/FP4, its FP8 round trip per 128 (ActivationQuant.fp8RoundTrip). In place over `gate` is allowed.
 __global__ void k_moe_swiglu(const __nv_bfloat16 *gate, const __nv_bfloat16 *up, const float *row_weights, int rows,
                              int inter, float limit, int quantize, __nv_bfloat16 *out) {
+    strata_grid_begin();
     const int blocks = inter / 128;
     const int gw = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (gw >= rows * blocks) return;
@@ -187,6 +190,7 @@ __global__ void k_moe_swiglu(const __nv_bfloat16 *gate, const __nv_bfloat16 *up,
 // in fp32 from 0, plus the shared expert's output, rounded to bf16 (MoeLayer.forward).
 __global__ void k_moe_combine(const __nv_bfloat16 *routed, const __nv_bfloat16 *shared, const int *ids,
                               const int *slot_of_pair, int k, int dim, __nv_bfloat16 *out) {
+    strata_grid_begin();
     const int t = blockIdx.x;
     int e[kMaxTopK], slot[kMaxTopK];
     for (int j = 0; j < k; j++) {
@@ -249,7 +253,7 @@ int strata_moe_route(int64_t scores, int m, int experts, int k, int64_t bias, in
     if (m <= 0) return 0;
     if (k < 1 || k > kMaxTopK || k > experts || experts > kMaxExperts) return (int) cudaErrorInvalidValue;
     size_t smem = (size_t) kRouteWarps * experts * sizeof(float);
-    k_moe_route<<<(m + kRouteWarps - 1) / kRouteWarps, kRouteWarps * 32, smem, (cudaStream_t) stream>>>(
+    strata_launch(k_moe_route, (m + kRouteWarps - 1) / kRouteWarps, kRouteWarps * 32, smem, (cudaStream_t) stream, 
         reinterpret_cast<const float *>(scores), m, experts, k, reinterpret_cast<const float *>(bias),
         reinterpret_cast<const int *>(tid2eid), vocab, reinterpret_cast<const int *>(tokens), route_scale,
         reinterpret_cast<int *>(ids), reinterpret_cast<float *>(weights));
@@ -262,7 +266,7 @@ int strata_moe_plan(int64_t ids, int64_t weights, int m, int k, int experts, int
                     int64_t stream) {
     if (m <= 0) return 0;
     if (experts > kMaxExperts || tile_rows <= 0) return (int) cudaErrorInvalidValue;
-    k_moe_plan<<<1, kMaxExperts, 0, (cudaStream_t) stream>>>(
+    strata_launch(k_moe_plan, 1, kMaxExperts, 0, (cudaStream_t) stream, 
         reinterpret_cast<const int *>(ids), reinterpret_cast<const float *>(weights), m * k, k, experts, tile_rows,
         reinterpret_cast<int *>(offsets), reinterpret_cast<int *>(tile_offsets), reinterpret_cast<int *>(sorted_rows),
         reinterpret_cast<float *>(sorted_weights), reinterpret_cast<int *>(slot_of_pair));
@@ -339,7 +343,7 @@ int strata_moe_swiglu(int64_t gate, int64_t up, int64_t row_weights, int rows, i
     if (rows <= 0) return 0;
     if (inter % 128 != 0) return (int) cudaErrorInvalidValue;
     int64_t warps = (int64_t) rows * (inter / 128);
-    k_moe_swiglu<<<(unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream>>>(
+    strata_launch(k_moe_swiglu, (unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream, 
         reinterpret_cast<const __nv_bfloat16 *>(gate), reinterpret_cast<const __nv_bfloat16 *>(up),
         reinterpret_cast<const float *>(row_weights), rows, inter, limit, quantize,
         reinterpret_cast<__nv_bfloat16 *>(out));
@@ -351,7 +355,7 @@ int strata_moe_combine(int64_t routed, int64_t shared, int64_t ids, int64_t slot
                        int64_t out, int64_t stream) {
     if (m <= 0) return 0;
     if (dim % 8 != 0 || k > kMaxTopK) return (int) cudaErrorInvalidValue;
-    k_moe_combine<<<m, 128, 0, (cudaStream_t) stream>>>(
+    strata_launch(k_moe_combine, m, 128, 0, (cudaStream_t) stream, 
         reinterpret_cast<const __nv_bfloat16 *>(routed), reinterpret_cast<const __nv_bfloat16 *>(shared),
         reinterpret_cast<const int *>(ids), reinterpret_cast<const int *>(slot_of_pair), k, dim,
         reinterpret_cast<__nv_bfloat16 *>(out));

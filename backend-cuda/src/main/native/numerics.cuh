@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include <stdint.h>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace strata {
@@ -194,12 +196,67 @@ inline cudaLaunchConfig_t strata_cluster_config(dim3 grid, dim3 block, size_t sm
     return cfg;
 }
 
-// Launches kernel over grid with thread-block clusters of cluster_x CTAs along x (grid.x a multiple of it).
+// ---- Programmatic dependent launch ---------------------------------------------------------------------------
+// A decode step is hundreds of kernels in a row, most of a few microseconds, each waiting for the one before it.
+// Launched with programmatic stream serialization, a kernel may start while the kernel before it in its stream
+// still runs: its CTAs get resident as the other's leave, and each thread waits in strata_grid_begin until that
+// kernel has completed and its writes are visible — so the launch and the CTAs' start overlap the other's tail
+// instead of following it. Every kernel calls strata_grid_begin first, before it touches global memory (a
+// kernel launched without the attribute does not wait there), so each kernel still sees every write made
+// before it in stream order (the kernel before it waited for its own predecessor before completing). The
+// trigger right after the wait lets the next kernel launch only once every CTA of this one has started and
+// its predecessor has completed: at most one kernel waits ahead, never holding resources this one still
+// needs. STRATA_PDL=0 launches without the attribute (A/B measurements). Read once.
+__device__ __forceinline__ void strata_grid_begin() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+inline bool strata_pdl_enabled() {
+    static const bool enabled = [] {
+        const char *e = getenv("STRATA_PDL");
+        int dev = 0, major = 0;
+        return !(e != nullptr && strcmp(e, "0") == 0) && cudaGetDevice(&dev) == cudaSuccess
+               && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 9;
+    }();
+    return enabled;
+}
+
+// Adds the programmatic-serialization attribute to cfg (attrs has room for it) when enabled, on a created stream.
+inline void strata_pdl_attr(cudaLaunchConfig_t &cfg, cudaLaunchAttribute *attrs) {
+    if (cfg.stream == nullptr || !strata_pdl_enabled()) return;
+    cudaLaunchAttribute &a = attrs[cfg.numAttrs++];
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+}
+
+// Launches kernel on stream (a programmatic dependent launch where strata_pdl_attr allows it).
+template <typename... Params, typename... Args>
+cudaError_t strata_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                          Args &&...args) {
+    cudaLaunchAttribute attrs[1];
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = attrs;
+    cfg.numAttrs = 0;
+    strata_pdl_attr(cfg, attrs);
+    return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+// Launches kernel over grid with thread-block clusters of cluster_x CTAs along x (grid.x a multiple of it), as
+// strata_launch.
 template <typename... Params, typename... Args>
 cudaError_t strata_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                                   unsigned cluster_x, Args &&...args) {
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = strata_cluster_config(grid, block, smem, stream, cluster_x, attr);
+    cudaLaunchAttribute attrs[2];
+    cudaLaunchConfig_t cfg = strata_cluster_config(grid, block, smem, stream, cluster_x, attrs[0]);
+    cfg.attrs = attrs;
+    strata_pdl_attr(cfg, attrs);
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 

@@ -187,6 +187,7 @@ __device__ __forceinline__ void dequant_tile(const uint8_t *raw, uint16_t *ks) {
 }
 
 __global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
+    strata_grid_begin();
     extern __shared__ __align__(16) uint8_t smem[];
     uint16_t *qs = reinterpret_cast<uint16_t *>(smem);
     uint16_t *ks = reinterpret_cast<uint16_t *>(smem + kQBytes);
@@ -395,6 +396,7 @@ __global__ void __launch_bounds__(kThreads, 1) k_sparse_attn(AttnArgs a) {
 // Merges the splits of one (row, head): rescale each split's sums to the common maximum, add the sink.
 __global__ void k_combine(const float *__restrict__ part_o, const float *__restrict__ part_ml,
                           const float *__restrict__ sink, uint16_t *__restrict__ out, int heads, int splits) {
+    strata_grid_begin();
     // running maxima are in log2 units (see k_sparse_attn)
     int row = blockIdx.x, h = blockIdx.y;
     int64_t ph = ((int64_t) row * heads + h) * splits;
@@ -467,10 +469,10 @@ int strata_sparse_attn(int64_t q, int num_heads, int64_t lists, int64_t list_len
     cudaError_t e = cudaFuncSetAttribute(k_sparse_attn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) kSmemBytes);
     if (e != cudaSuccess) return (int) e;
     dim3 grid(num_rows, (num_heads + kHeadsPerCta - 1) / kHeadsPerCta, splits);
-    k_sparse_attn<<<grid, kThreads, kSmemBytes, (cudaStream_t) stream>>>(a);
+    strata_launch(k_sparse_attn, grid, kThreads, kSmemBytes, (cudaStream_t) stream, a);
     STRATA_LAUNCH_CHECK();
     if (splits > 1) {
-        k_combine<<<dim3(num_rows, num_heads), kD / 4, 0, (cudaStream_t) stream>>>(a.part_o, a.part_ml, a.sink, a.out,
+        strata_launch(k_combine, dim3(num_rows, num_heads), kD / 4, 0, (cudaStream_t) stream, a.part_o, a.part_ml, a.sink, a.out,
                                                                                   num_heads, splits);
         STRATA_LAUNCH_CHECK();
     }
