@@ -124,9 +124,9 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp
     if (fused) {
         int64_t warps_needed = (warps + STRATA_ROWS_PER_WARP - 1) / STRATA_ROWS_PER_WARP;
         blocks = (int) ((warps_needed + kWarpsPerBlock - 1) / kWarpsPerBlock);
-        strata_launch(f2_fused_kernel, blocks, kWarpsPerBlock * 32, 0, st, 
-            (const uint16_t *) o, (const float *) rope_cos_sin, (uint8_t *) out_fp8,
-            (float *) out_scales, num_tokens, num_heads, scale_stride_block, scale_stride_token);
+        strata_launch(f2_fused_kernel, blocks, kWarpsPerBlock * 32, 0, st, (const uint16_t *) o,
+            (const float *) rope_cos_sin, (uint8_t *) out_fp8, (float *) out_scales, num_tokens, num_heads,
+            scale_stride_block, scale_stride_token);
         STRATA_LAUNCH_CHECK();
         return 0;
     }
@@ -134,9 +134,8 @@ int strata_f2_inv_rope_fp8_quant(int64_t o, int64_t rope_cos_sin, int64_t out_fp
     (void) workspace;
     int rc = strata_rope_rows(o, num_tokens * num_heads, num_heads, rope_cos_sin, 1, stream);
     if (rc) return rc;
-    strata_launch(quant_rows_kernel, blocks, kWarpsPerBlock * 32, 0, st, (const uint16_t *) o, (uint8_t *) out_fp8, (float *) out_scales,
-                                                             num_tokens, num_heads, scale_stride_block,
-                                                             scale_stride_token);
+    strata_launch(quant_rows_kernel, blocks, kWarpsPerBlock * 32, 0, st, (const uint16_t *) o, (uint8_t *) out_fp8,
+        (float *) out_scales, num_tokens, num_heads, scale_stride_block, scale_stride_token);
     STRATA_LAUNCH_CHECK();
     return 0;
 }

@@ -236,7 +236,7 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
         int64_t warps = ((int64_t) num_tokens * (num_heads + 1) + STRATA_ROWS_PER_WARP - 1) / STRATA_ROWS_PER_WARP;
         int blocks = (int) ((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
         strata_launch(f3_fused_kernel, blocks, kWarpsPerBlock * 32, 0, st, qp, kvp, slots, cs, cache, num_tokens,
-                                                                num_heads, eps);
+            num_heads, eps);
         STRATA_LAUNCH_CHECK();
         return 0;
     }
@@ -245,13 +245,15 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
     uint8_t *fp8 = (uint8_t *) workspace;
     uint8_t *scales = fp8 + (int64_t) num_tokens * kNope;
     int qrows = num_tokens * num_heads;
-    strata_launch(q_norm_kernel, (qrows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st, qp, qrows, eps);
+    strata_launch(q_norm_kernel, (qrows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st, qp,
+        qrows, eps);
     STRATA_LAUNCH_CHECK();
-    strata_launch(rope_rows_kernel, (int) (((int64_t) qrows * 32 + 255) / 256), 256, 0, st, qp, qrows, num_heads, cs, 0);
+    strata_launch(rope_rows_kernel, (int) (((int64_t) qrows * 32 + 255) / 256), 256, 0, st, qp, qrows, num_heads, cs,
+        0);
     STRATA_LAUNCH_CHECK();
     strata_launch(rope_rows_kernel, (num_tokens * 32 + 255) / 256, 256, 0, st, kv_copy, num_tokens, 1, cs, 0);
     STRATA_LAUNCH_CHECK();
-    strata_launch(kv_quant_kernel, (num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st, 
+    strata_launch(kv_quant_kernel, (num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, st,
         kv_copy, fp8, scales, num_tokens);
     STRATA_LAUNCH_CHECK();
     strata_launch(kv_insert_kernel, num_tokens, 128, 0, st, kv_copy, fp8, scales, slots, cache, num_tokens);
@@ -262,7 +264,7 @@ int strata_f3_qnorm_rope_kv_insert(int64_t q, int64_t kv, int64_t slot_mapping, 
 // Shared with F2's unfused path.
 int strata_rope_rows(int64_t x, int rows, int heads_per_token, int64_t rope_cos_sin, int inverse, int64_t stream) {
     if (rows <= 0) return 0;
-    strata_launch(rope_rows_kernel, (int) (((int64_t) rows * 32 + 255) / 256), 256, 0, (cudaStream_t) stream, 
+    strata_launch(rope_rows_kernel, (int) (((int64_t) rows * 32 + 255) / 256), 256, 0, (cudaStream_t) stream,
         (uint16_t *) x, rows, heads_per_token, (const float *) rope_cos_sin, inverse);
     STRATA_LAUNCH_CHECK();
     return 0;

@@ -579,7 +579,7 @@ int strata_indexer_q_prep(int64_t q, int64_t w, int64_t rope_cos_sin, int64_t q_
     if (num_tokens <= 0) return 0;
     int rows = num_tokens * num_heads;
     int warps = 8;
-    strata_launch(k_indexer_q_prep, (rows + warps - 1) / warps, warps * 32, 0, (cudaStream_t) stream, 
+    strata_launch(k_indexer_q_prep, (rows + warps - 1) / warps, warps * 32, 0, (cudaStream_t) stream,
         (const uint16_t *) q, (const uint16_t *) w, (const float *) rope_cos_sin, (int8_t *) q_codes,
         (float *) q_scales, (float *) w_out, num_tokens, num_heads, weight_scale);
     STRATA_LAUNCH_CHECK();

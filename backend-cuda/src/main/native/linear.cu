@@ -1392,8 +1392,7 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int fblocks = (int) blocks_of(kw);
     const int64_t works = tiles * a.mats * fblocks;
     const int64_t ctas = works < slots ? works : slots;
-    strata_launch(k_dec<FMT, kKnownOrdinary>, (unsigned) ctas, kDecThreads, smem, st, a, kw, fblocks, stages);
-    return cudaGetLastError();
+    return strata_launch(k_dec<FMT, kKnownOrdinary>, (unsigned) ctas, kDecThreads, smem, st, a, kw, fblocks, stages);
 }
 
 // ---- FP4 weights into the device layout (at load) ----------------------------------------------------------
@@ -1467,7 +1466,7 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
         if (cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) != cudaSuccess) return c;
         for (int i = 0; i < 4; i++) {
             cudaLaunchAttribute attr;
-            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(1u << i), dim3(256), kW8Smem, 0, 1u << i, attr);
+            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(1u << i), dim3(256), kW8Smem, 0, 1u << i, &attr);
             if (cudaOccupancyMaxActiveClusters(&c[i], k_mma_fp8, &cfg) != cudaSuccess) c[i] = 0;
         }
         return c;
@@ -1511,8 +1510,7 @@ cudaError_t launch_skinny(const GemmArgs &a, cudaStream_t st) {
     int per_tile = occupancy * sms / tiles;
     per_tile = per_tile < 1 ? 1 : (per_tile > nfb ? nfb : per_tile);
     dim3 grid(a.offsets ? a.max_tiles : (a.m + MT - 1) / MT, per_tile, a.offsets ? a.mats : a.groups);
-    strata_launch(k_skinny<FMT, MT>, grid, 256, 0, st, a, kw);
-    return cudaGetLastError();
+    return strata_launch(k_skinny<FMT, MT>, grid, 256, 0, st, a, kw);
 }
 
 template <int FMT>
@@ -1579,7 +1577,7 @@ int strata_act_fp8_roundtrip(int64_t x, int lda, int m, int cols, int64_t out, i
     if (m <= 0) return 0;
     if (cols % 128 != 0 || lda % 4 != 0 || ldo % 4 != 0) return (int) cudaErrorInvalidValue;
     int64_t warps = (int64_t) m * (cols / 128);
-    strata_launch(k_act_fp8_roundtrip, (unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream, 
+    strata_launch(k_act_fp8_roundtrip, (unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream,
         reinterpret_cast<const __nv_bfloat16 *>(x), lda, m, cols, reinterpret_cast<__nv_bfloat16 *>(out), ldo);
     STRATA_LAUNCH_CHECK();
     return 0;
@@ -1610,7 +1608,8 @@ int strata_linear(int fmt, int64_t w, int64_t scale, int rows, int cols, int gro
         __half *xq = reinterpret_cast<__half *>(workspace);
         float *xs = reinterpret_cast<float *>(workspace + ((2 * (int64_t) m * in + 255) / 256) * 256);
         const int64_t warps = (int64_t) m * (in / 128);
-        strata_launch(k_stage_f16, (unsigned) ((warps + 7) / 8), 256, 0, st, a.x, lda, m, in, quantize_input, xq, xs, ldxs);
+        strata_launch(k_stage_f16, (unsigned) ((warps + 7) / 8), 256, 0, st, a.x, lda, m, in, quantize_input, xq, xs,
+            ldxs);
         STRATA_LAUNCH_CHECK();
         return (int) launch_mma_fp8(a, xq, xs, ldxs, st);
     }

@@ -296,9 +296,10 @@ void launch_mix_partials(const uint16_t *h, const int *src, const float *fn, int
                          float *partials, PostSource post, cudaStream_t st) {
     const int splits = mix_splits(width), tt = mix_tokens(n);
     const dim3 grid(splits, (n + tt - 1) / tt);
-    if (tt == 4) strata_launch(k_hc_mix_partials<ROWS, 4, POST>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
-    else if (tt == 2) strata_launch(k_hc_mix_partials<ROWS, 2, POST>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
-    else strata_launch(k_hc_mix_partials<ROWS, 1, POST>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
+    auto *kernel = tt == 4   ? k_hc_mix_partials<ROWS, 4, POST>
+                   : tt == 2 ? k_hc_mix_partials<ROWS, 2, POST>
+                             : k_hc_mix_partials<ROWS, 1, POST>;
+    strata_launch(kernel, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
 }
 
 // Sums the splits' partials in split order (the same order whatever the stream or graph): mixes[r] =
@@ -613,15 +614,15 @@ extern "C" {
 int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int dim, int hc, int64_t stream) {
     if (num_tokens <= 0) return 0;
     strata_launch(k_embed, num_tokens, kThreads, 0, as_stream(stream), (const int *) tokens, (const uint16_t *) embed,
-                                                           (uint16_t *) out, dim, hc);
+        (uint16_t *) out, dim, hc);
     return launched();
 }
 
 int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int rows, int n,
                     float eps, int64_t stream) {
     if (rows <= 0) return 0;
-    strata_launch(k_rms_norm, rows, kThreads, 0, as_stream(stream), (const uint16_t *) x, x_stride, (const float *) weight,
-                                                        (uint16_t *) out, out_stride, n, eps);
+    strata_launch(k_rms_norm, rows, kThreads, 0, as_stream(stream), (const uint16_t *) x, x_stride,
+        (const float *) weight, (uint16_t *) out, out_stride, n, eps);
     return launched();
 }
 
@@ -666,7 +667,7 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     int64_t total = (int64_t) num_tokens * dim;
     if (total <= 0) return 0;
-    strata_launch(k_hc_post, (unsigned) ((total + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream), 
+    strata_launch(k_hc_post, (unsigned) ((total + kThreads - 1) / kThreads), kThreads, 0, as_stream(stream),
         (const uint16_t *) y, (const uint16_t *) res, (const float *) mix, (uint16_t *) next, hc, dim, total);
     return launched();
 }
@@ -724,7 +725,8 @@ int strata_copy_entries(int64_t src_pool, int64_t src_page_bytes, int src_entrie
     EntryLayout src{(uint8_t *) src_pool, src_page_bytes, src_entries_per_page, src_data_stride, src_scale_base,
                     src_scale_stride};
     EntryLayout dst{(uint8_t *) pool, page_bytes, entries_per_page, data_stride, scale_base, scale_stride};
-    strata_launch(k_copy_entries, num_tokens, 64, 0, as_stream(stream), src, data_bytes, scale_bytes, (const int64_t *) slots, dst);
+    strata_launch(k_copy_entries, num_tokens, 64, 0, as_stream(stream), src, data_bytes, scale_bytes,
+        (const int64_t *) slots, dst);
     return launched();
 }
 
@@ -732,21 +734,23 @@ int strata_rope_gather(int64_t table, int64_t positions, int num_tokens, int row
                        int64_t out_c128, int64_t stream) {
     if (num_tokens <= 0) return 0;
     if (row_floats <= 0) return (int) cudaErrorInvalidValue;
-    strata_launch(k_rope_gather, num_tokens, 64, 0, as_stream(stream), (const float *) table, (const int *) positions, row_floats,
-                                                           (float *) out_q, (float *) out_c4, (float *) out_c128);
+    strata_launch(k_rope_gather, num_tokens, 64, 0, as_stream(stream), (const float *) table, (const int *) positions,
+        row_floats, (float *) out_q, (float *) out_c4, (float *) out_c128);
     return launched();
 }
 
 int strata_argmax_rows(int64_t logits, int rows, int vocab, int64_t out_tokens, int64_t stream) {
     if (rows <= 0) return 0;
     if (vocab <= 0) return (int) cudaErrorInvalidValue;
-    strata_launch(k_argmax_rows, rows, kArgmaxThreads, 0, as_stream(stream), (const float *) logits, vocab, (int *) out_tokens);
+    strata_launch(k_argmax_rows, rows, kArgmaxThreads, 0, as_stream(stream), (const float *) logits, vocab,
+        (int *) out_tokens);
     return launched();
 }
 
 int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64_t stream) {
     if (bytes <= 0) return 0;
-    strata_launch(k_fill_random, 4096, 256, 0, (cudaStream_t) stream, (uint8_t *) dst, bytes, (uint64_t) seed, (uint8_t) mask);
+    strata_launch(k_fill_random, 4096, 256, 0, (cudaStream_t) stream, (uint8_t *) dst, bytes, (uint64_t) seed,
+        (uint8_t) mask);
     return (int) cudaGetLastError();
 }
 

@@ -253,7 +253,7 @@ int strata_moe_route(int64_t scores, int m, int experts, int k, int64_t bias, in
     if (m <= 0) return 0;
     if (k < 1 || k > kMaxTopK || k > experts || experts > kMaxExperts) return (int) cudaErrorInvalidValue;
     size_t smem = (size_t) kRouteWarps * experts * sizeof(float);
-    strata_launch(k_moe_route, (m + kRouteWarps - 1) / kRouteWarps, kRouteWarps * 32, smem, (cudaStream_t) stream, 
+    strata_launch(k_moe_route, (m + kRouteWarps - 1) / kRouteWarps, kRouteWarps * 32, smem, (cudaStream_t) stream,
         reinterpret_cast<const float *>(scores), m, experts, k, reinterpret_cast<const float *>(bias),
         reinterpret_cast<const int *>(tid2eid), vocab, reinterpret_cast<const int *>(tokens), route_scale,
         reinterpret_cast<int *>(ids), reinterpret_cast<float *>(weights));
@@ -266,9 +266,9 @@ int strata_moe_plan(int64_t ids, int64_t weights, int m, int k, int experts, int
                     int64_t stream) {
     if (m <= 0) return 0;
     if (experts > kMaxExperts || tile_rows <= 0) return (int) cudaErrorInvalidValue;
-    strata_launch(k_moe_plan, 1, kMaxExperts, 0, (cudaStream_t) stream, 
-        reinterpret_cast<const int *>(ids), reinterpret_cast<const float *>(weights), m * k, k, experts, tile_rows,
-        reinterpret_cast<int *>(offsets), reinterpret_cast<int *>(tile_offsets), reinterpret_cast<int *>(sorted_rows),
+    strata_launch(k_moe_plan, 1, kMaxExperts, 0, (cudaStream_t) stream, reinterpret_cast<const int *>(ids),
+        reinterpret_cast<const float *>(weights), m * k, k, experts, tile_rows, reinterpret_cast<int *>(offsets),
+        reinterpret_cast<int *>(tile_offsets), reinterpret_cast<int *>(sorted_rows),
         reinterpret_cast<float *>(sorted_weights), reinterpret_cast<int *>(slot_of_pair));
     STRATA_LAUNCH_CHECK();
     return 0;
@@ -343,7 +343,7 @@ int strata_moe_swiglu(int64_t gate, int64_t up, int64_t row_weights, int rows, i
     if (rows <= 0) return 0;
     if (inter % 128 != 0) return (int) cudaErrorInvalidValue;
     int64_t warps = (int64_t) rows * (inter / 128);
-    strata_launch(k_moe_swiglu, (unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream, 
+    strata_launch(k_moe_swiglu, (unsigned) ((warps + 7) / 8), 256, 0, (cudaStream_t) stream,
         reinterpret_cast<const __nv_bfloat16 *>(gate), reinterpret_cast<const __nv_bfloat16 *>(up),
         reinterpret_cast<const float *>(row_weights), rows, inter, limit, quantize,
         reinterpret_cast<__nv_bfloat16 *>(out));
@@ -355,10 +355,9 @@ int strata_moe_combine(int64_t routed, int64_t shared, int64_t ids, int64_t slot
                        int64_t out, int64_t stream) {
     if (m <= 0) return 0;
     if (dim % 8 != 0 || k > kMaxTopK) return (int) cudaErrorInvalidValue;
-    strata_launch(k_moe_combine, m, 128, 0, (cudaStream_t) stream, 
-        reinterpret_cast<const __nv_bfloat16 *>(routed), reinterpret_cast<const __nv_bfloat16 *>(shared),
-        reinterpret_cast<const int *>(ids), reinterpret_cast<const int *>(slot_of_pair), k, dim,
-        reinterpret_cast<__nv_bfloat16 *>(out));
+    strata_launch(k_moe_combine, m, 128, 0, (cudaStream_t) stream, reinterpret_cast<const __nv_bfloat16 *>(routed),
+        reinterpret_cast<const __nv_bfloat16 *>(shared), reinterpret_cast<const int *>(ids),
+        reinterpret_cast<const int *>(slot_of_pair), k, dim, reinterpret_cast<__nv_bfloat16 *>(out));
     STRATA_LAUNCH_CHECK();
     return 0;
 }

@@ -178,21 +178,29 @@ inline int strata_sm_count() {
     return sms;
 }
 
-// A launch configuration with thread-block clusters of cluster_x CTAs along x; attr holds the cluster attribute
-// the configuration points to (it must outlive the configuration's use).
-inline cudaLaunchConfig_t strata_cluster_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
-                                                unsigned cluster_x, cudaLaunchAttribute &attr) {
+// A launch configuration with no attributes yet; attrs is where they go (it must outlive the configuration's use
+// and have room for every attribute added).
+inline cudaLaunchConfig_t strata_launch_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                               cudaLaunchAttribute *attrs) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = cluster_x;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cfg.attrs = attrs;
+    cfg.numAttrs = 0;
+    return cfg;
+}
+
+// A launch configuration with thread-block clusters of cluster_x CTAs along x, as strata_launch_config.
+inline cudaLaunchConfig_t strata_cluster_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                                unsigned cluster_x, cudaLaunchAttribute *attrs) {
+    cudaLaunchConfig_t cfg = strata_launch_config(grid, block, smem, stream, attrs);
+    cudaLaunchAttribute &a = attrs[cfg.numAttrs++];
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = cluster_x;
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
     return cfg;
 }
 
@@ -224,10 +232,11 @@ inline bool strata_pdl_enabled() {
     return enabled;
 }
 
-// Adds the programmatic-serialization attribute to cfg (attrs has room for it) when enabled, on a created stream.
-inline void strata_pdl_attr(cudaLaunchConfig_t &cfg, cudaLaunchAttribute *attrs) {
+// Adds the programmatic-serialization attribute to cfg (its attrs have room for it) when enabled, on a created
+// stream.
+inline void strata_pdl_attr(cudaLaunchConfig_t &cfg) {
     if (cfg.stream == nullptr || !strata_pdl_enabled()) return;
-    cudaLaunchAttribute &a = attrs[cfg.numAttrs++];
+    cudaLaunchAttribute &a = cfg.attrs[cfg.numAttrs++];
     a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     a.val.programmaticStreamSerializationAllowed = 1;
 }
@@ -237,14 +246,8 @@ template <typename... Params, typename... Args>
 cudaError_t strata_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                           Args &&...args) {
     cudaLaunchAttribute attrs[1];
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cfg.attrs = attrs;
-    cfg.numAttrs = 0;
-    strata_pdl_attr(cfg, attrs);
+    cudaLaunchConfig_t cfg = strata_launch_config(grid, block, smem, stream, attrs);
+    strata_pdl_attr(cfg);
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
@@ -254,9 +257,8 @@ template <typename... Params, typename... Args>
 cudaError_t strata_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                                   unsigned cluster_x, Args &&...args) {
     cudaLaunchAttribute attrs[2];
-    cudaLaunchConfig_t cfg = strata_cluster_config(grid, block, smem, stream, cluster_x, attrs[0]);
-    cfg.attrs = attrs;
-    strata_pdl_attr(cfg, attrs);
+    cudaLaunchConfig_t cfg = strata_cluster_config(grid, block, smem, stream, cluster_x, attrs);
+    strata_pdl_attr(cfg);
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 

@@ -472,8 +472,8 @@ int strata_sparse_attn(int64_t q, int num_heads, int64_t lists, int64_t list_len
     strata_launch(k_sparse_attn, grid, kThreads, kSmemBytes, (cudaStream_t) stream, a);
     STRATA_LAUNCH_CHECK();
     if (splits > 1) {
-        strata_launch(k_combine, dim3(num_rows, num_heads), kD / 4, 0, (cudaStream_t) stream, a.part_o, a.part_ml, a.sink, a.out,
-                                                                                  num_heads, splits);
+        strata_launch(k_combine, dim3(num_rows, num_heads), kD / 4, 0, (cudaStream_t) stream, a.part_o, a.part_ml,
+            a.sink, a.out, num_heads, splits);
         STRATA_LAUNCH_CHECK();
     }
     return 0;
