@@ -119,28 +119,33 @@ __device__ __forceinline__ size_t row_bytes(int fmt, int cols) {
 // FP4 weights live on the device with each 32-bit word's bits permuted (strata_fp4_prepare, at load): the
 // word of channels 0..7 (checkpoint: nibble c = channel c, sign in its bit 3) holds channel c's magnitude
 // bits and sign at
-//   c = 0: 0..2, 13   c = 1: 3..5, 14   c = 2: 6..8, 12   c = 3: 9..11, 15   and c + 4 at the same places + 16.
-// Pair j (channels j, j + 4) as f16x2 needs its magnitudes at bits 9..11 (+16) and its signs at 15 (+16):
-// pairs 2 and 3 come out with one shift and one mask, pairs 0 and 1 with two of each — 11 integer operations
-// per word instead of 15 in the checkpoint's nibble order, which the routed experts' decode GEMM was bound by
-// (docs/benchmarks.md). No layout lets all four pairs take one shift: the pattern {0,1,2,6} of a code's bits
-// (magnitude, sign) cannot tile a 16-bit half word with four translates.
-constexpr uint32_t kF16Mag2 = 0x0E000E00u, kF16Sign2 = 0x80008000u;
+//   c = 0: 0..2, 14   c = 1: 3..5, 13   c = 2: 6..8, 12   c = 3: 9..11, 15   and c + 4 at the same places + 16.
+// Pair j (channels j, j + 4) as f16x2 needs its magnitudes at bits 9..11 (+16) and its signs at 15 (+16).
+// Pair 3 is in place (one mask), pair 2 takes one shift and the mask. Pairs 0 and 1 need their magnitudes and
+// signs shifted by different amounts: their eight bits are masked out, then one integer multiply by
+// 2^a + 2^b adds the copies shifted by a (magnitudes into place) and by b (signs into place), which in this
+// layout never set the same bit, so the sum is their OR (no carries); a last mask drops the misplaced halves
+// of both copies. 9 integer operations per word, 3 of them multiplies on the FMA pipe (15 in the checkpoint's
+// nibble order, 11 in the layout before this one, which had the signs of channels 0 and 1 swapped and took
+// two shifts per pair there): the routed experts' decode GEMM is bound by issuing these (docs/benchmarks.md).
+// No layout lets all four pairs take one shift: the pattern {0,1,2,6} of a code's bits (magnitude, sign)
+// cannot tile a 16-bit half word with four translates; among all layouts this one needs the fewest operations.
+constexpr uint32_t kF16Pair = 0x8E008E00u;  // magnitudes at 9..11 and sign at 15 of both halves
 
 // Channels j (low half) and j + 4 (high half) of a device FP4 word, as f16 times 2^-14: an e2m1 code's bits
 // placed in an f16 (magnitude bits 9..11, sign 15) are its value times 2^-14, subnormal 0.5 included.
 template <int J>
-__device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
-    if constexpr (J == 0) return ((v << 9) & kF16Mag2) | ((v << 2) & kF16Sign2);
-    else if constexpr (J == 1) return ((v << 6) & kF16Mag2) | ((v << 1) & kF16Sign2);
-    else if constexpr (J == 2) return (v << 3) & (kF16Mag2 | kF16Sign2);
-    else return v & (kF16Mag2 | kF16Sign2);
+__host__ __device__ __forceinline__ uint32_t e2m1_pair_f16x2(uint32_t v) {
+    if constexpr (J == 0) return ((v & 0x40074007u) * 0x202u) & kF16Pair;  // copies << 9 and << 1
+    else if constexpr (J == 1) return ((v & 0x20382038u) * 0x44u) & kF16Pair;  // copies << 6 and << 2
+    else if constexpr (J == 2) return (v << 3) & kF16Pair;
+    else return v & kF16Pair;
 }
 
 // The device word of a checkpoint word (eight e2m1 codes, low nibble first): the inverse of what
 // e2m1_pair_f16x2 reads.
 __host__ __device__ constexpr uint32_t fp4_device_word(uint32_t v) {
-    constexpr int kMag[4] = {0, 3, 6, 9}, kSign[4] = {13, 14, 12, 15};
+    constexpr int kMag[4] = {0, 3, 6, 9}, kSign[4] = {14, 13, 12, 15};
     uint32_t out = 0;
     for (int c = 0; c < 8; c++) {
         const uint32_t code = (v >> (4 * c)) & 15u, hi = c >= 4 ? 16u : 0u;
@@ -1094,9 +1099,9 @@ __device__ __forceinline__ void dec_compute_fp4(const DecRaw &r, int c, const ui
         part[1] = fmaf(tmp[1], wa, part[1]);
         part[2] = fmaf(tmp[2], wb, part[2]);
         part[3] = fmaf(tmp[3], wb, part[3]);
-        if ((blk & 3) == 3) {  // a 128-channel activation block is complete; 16384 undoes the codes' 2^-14
+        if ((blk & 3) == 3) {  // a 128-channel activation block is complete (xsc carries the 2^14 of the codes)
             const int kb = c * 2 + (blk >> 2);
-            const float x0 = xsc[(2 * lane_t) * sblk + kb] * 16384.f, x1 = xsc[(2 * lane_t + 1) * sblk + kb] * 16384.f;
+            const float x0 = xsc[(2 * lane_t) * sblk + kb], x1 = xsc[(2 * lane_t + 1) * sblk + kb];
             acc[0] = fmaf(part[0], x0, acc[0]);
             acc[1] = fmaf(part[1], x1, acc[1]);
             acc[2] = fmaf(part[2], x0, acc[2]);
@@ -1149,9 +1154,9 @@ __device__ __forceinline__ void dec_compute(const DecRaw &r, int c, const __half
 }
 
 // The tile's activation rows into shared memory: one warp per (row, 128 channels) divides by 2^floor(log2
-// amax) and converts to f16; xsc gets the power of two (rows past the tile: 0). FP8 keeps the channels in
-// order; FP4 stores each 8 channels as 0 4 1 5 2 6 3 7, the pairs its MMA steps take. A warp loads four blocks
-// before it reduces any, so their latencies overlap. FP8 weights: the tile's block scales into sc8.
+// amax) and converts to f16; xsc gets the power of two (FP4: times 2^14; rows past the tile: 0). FP8 keeps the
+// channels in order; FP4 stores each 8 channels as 0 4 1 5 2 6 3 7, the pairs its MMA steps take. A warp loads
+// four blocks before it reduces any, so their latencies overlap. FP8 weights: the tile's block scales into sc8.
 template <int FMT>
 __device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __half *xs, int ldx, float *xsc,
                                           uint8_t *sc8) {
@@ -1187,7 +1192,8 @@ __device__ __forceinline__ void dec_stage(const GemmArgs &a, const Tile &t, __ha
                                  : make_uint2(prmt(out.x, o0, 0x5410), prmt(out.x, o0, 0x7632));
             }
             *reinterpret_cast<uint2 *>(xs + (size_t) r * ldx + kb * 128 + lane * 4) = out;
-            if (lane == 0) xsc[r * sblk + kb] = __uint_as_float(e << 23);
+            // FP4: times 2^14, which undoes the codes' 2^-14 (dec_compute_fp4); past 2^127 +inf, as the product
+            if (lane == 0) xsc[r * sblk + kb] = __uint_as_float((FMT == kFp4 ? min(e + 14u, 255u) : e) << 23);
         }
     }
 }

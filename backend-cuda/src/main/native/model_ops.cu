@@ -37,6 +37,25 @@ __device__ float block_sum(float v, float *red) {
     return red[0];
 }
 
+// block_sum over the first `team` threads (a multiple of 32) only, synchronising on barrier 1, so other warps of
+// the CTA can work meanwhile; the same sum as block_sum in a CTA of `team` threads.
+__device__ __forceinline__ void team_sync(int team) { asm volatile("bar.sync 1, %0;" ::"r"(team) : "memory"); }
+__device__ float team_sum(float v, float *red, int team) {
+    v = group_sum<32>(v);
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    team_sync(team);
+    if (lane == 0) red[warp] = v;
+    team_sync(team);
+    float s = 0.f;
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < team / 32 ? red[threadIdx.x] : 0.f;
+        s = group_sum<32>(s);
+        if (threadIdx.x == 0) red[0] = s;
+    }
+    team_sync(team);
+    return red[0];
+}
+
 // 1 / sqrt(mean + eps) as the CPU computes it: the mean and eps in float, the root and quotient in double.
 __device__ __forceinline__ float inv_rms(float sum_squares, int n, float eps) {
     float v = __fadd_rn(__fdiv_rn(sum_squares, (float) n), eps);
@@ -50,6 +69,14 @@ __global__ void k_embed(const int *tokens, const uint16_t *embed, uint16_t *out,
     int t = blockIdx.x;
     const uint16_t *row = embed + (int64_t) tokens[t] * dim;
     uint16_t *dst = out + (int64_t) t * hc * dim;
+    if (dim % 8 == 0 && ((reinterpret_cast<uintptr_t>(embed) | reinterpret_cast<uintptr_t>(out)) & 15) == 0) {
+        // 16-byte rows: one load per 8 channels and thread (one round at dim 4096)
+        for (int d = threadIdx.x * 8; d < dim; d += blockDim.x * 8) {
+            const uint4 v = *reinterpret_cast<const uint4 *>(row + d);
+            for (int k = 0; k < hc; k++) *reinterpret_cast<uint4 *>(dst + k * dim + d) = v;
+        }
+        return;
+    }
     for (int d = threadIdx.x; d < dim; d += blockDim.x) {
         uint16_t v = row[d];
         for (int k = 0; k < hc; k++) dst[k * dim + d] = v;
@@ -73,14 +100,14 @@ __global__ void k_rms_norm(const uint16_t *x, int64_t xs, const float *w, uint16
     }
 }
 
-// x = bf16(sum_k pre_k h[k]) into smem, then the weighted RMSNorm of it into out (bf16). Eight channels per
-// thread and step when dim allows: all of a step's loads are independent, so the block waits for memory
-// about once per step rather than once per channel.
+// x = bf16(sum_k pre_k h[k]) into smem, then the weighted RMSNorm of it into out (bf16), by the first `team`
+// threads of the CTA. Eight channels per thread and step when dim allows: all of a step's loads are
+// independent, so the block waits for memory about once per step rather than once per channel.
 __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim, const float *norm, float eps,
-                            float *xs, float *red, uint16_t *out) {
+                            float *xs, float *red, uint16_t *out, int team) {
     float ss = 0.f;
     if (dim % 8 == 0) {
-        for (int d = threadIdx.x * 8; d < dim; d += blockDim.x * 8) {
+        for (int d = threadIdx.x * 8; d < dim; d += team * 8) {
             uint4 v[kMaxHc];
 #pragma unroll
             for (int k = 0; k < kMaxHc; k++) {
@@ -106,7 +133,7 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
             }
         }
     } else {
-        for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+        for (int d = threadIdx.x; d < dim; d += team) {
             float s = 0.f;
             for (int k = 0; k < hc; k++) s = __fadd_rn(s, __fmul_rn(pre[k], load_bf16(h + k * dim + d)));
             s = bf16_round(s);
@@ -114,9 +141,9 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
             ss = __fmaf_rn(s, s, ss);
         }
     }
-    float inv = inv_rms(block_sum(ss, red), dim, eps);
+    float inv = inv_rms(team_sum(ss, red, team), dim, eps);
     if (dim % 8 == 0) {
-        for (int d = threadIdx.x * 8; d < dim; d += blockDim.x * 8) {
+        for (int d = threadIdx.x * 8; d < dim; d += team * 8) {
             const float4 n0 = *reinterpret_cast<const float4 *>(norm + d), n1 = *reinterpret_cast<const float4 *>(norm + d + 4);
             const float nv[8] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w};
             uint32_t o[4];
@@ -129,7 +156,7 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
             *reinterpret_cast<uint4 *>(out + d) = make_uint4(o[0], o[1], o[2], o[3]);
         }
     } else {
-        for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+        for (int d = threadIdx.x; d < dim; d += team) {
             out[d] = float_to_bf16_bits(__fmul_rn(norm[d], __fmul_rn(xs[d], inv)));
         }
     }
@@ -142,6 +169,8 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
 constexpr int kMixSplitWidth = 1024;  // columns per CTA: 256 threads x 4
 constexpr int kMaxMixSplits = 64;
 constexpr int kPartialStride = 32;    // floats per (token, split): kMaxMix + 1 rounded up
+constexpr int kMixRows = 6;           // below kMixGroupsMaxTokens tokens, fn rows per CTA: V4's 24 in four groups
+constexpr int kMixGroupsMaxTokens = 16;
 constexpr int kMixTokens = 2;         // tokens per CTA from kMixTokensMin tokens (4: 128 registers and spills)
 constexpr int kMixTokensMin = 64;
 
@@ -184,24 +213,33 @@ __device__ __forceinline__ uint2 post_values(const PostSource &p, int t, int c) 
     return make_uint2(out[0] | ((uint32_t) out[1] << 16), out[2] | ((uint32_t) out[3] << 16));
 }
 
-// TT tokens per CTA: each fn value loaded is used for all of them (at 64 tokens and more the mixes otherwise read
-// the 1.5 MB of fn from L2 once per token); every token's sums are taken in exactly the order of TT = 1.
+// CTA (split, token group, row group) sums the products of its slice of the width for the fn rows [r0, r0 + ROWS)
+// of TT token rows; the first row group also sums the squares. Every partial is the same sum, in the same order,
+// whatever the row groups (a thread's four columns, the warp's xor tree, the warps in order). Below 16 tokens
+// groups of six rows spread the 1.5 MB of fn over four times the SMs (one token: 64 CTAs instead of 16, each
+// reading 24 KB); from 16 tokens one group takes all rows, and from 64 tokens two tokens per CTA share each fn
+// value loaded (more tokens or more groups per CTA measured slower there: every group recomputes the post and
+// re-reads the streams, docs/benchmarks.md).
 // POST: h is not read but written: its values are the post of the sub-layer before (post), computed here so the
-// post needs no kernel and no pass of its own (needs width % 4 == 0 and dim % 4 == 0, and src == nullptr).
-template <int ROWS, int TT, bool POST>
+// post needs no kernel and no pass of its own (needs width % 4 == 0 and dim % 4 == 0, and src == nullptr); every
+// row group computes them, the first stores them.
+template <int ROWS, int TT, bool POST, bool GROUPS>
 __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(const uint16_t *h, const int *src, const float *fn,
                                                               int rows, int width, int n, float *partials,
                                                               PostSource post) {
     strata_grid_begin();
     __shared__ float red[TT][kThreads / 32][ROWS + 1];
-    const int split = blockIdx.x, splits = gridDim.x, i0 = blockIdx.y * TT;
-    const int count = min(TT, n - i0);
+    // without GROUPS one CTA takes all rows (ROWS bounds them): constants, so the kernel needs no more registers
+    const int split = blockIdx.x, splits = gridDim.x, i0 = blockIdx.y * TT, r0 = GROUPS ? blockIdx.z * ROWS : 0;
+    const int count = min(TT, n - i0), nr = GROUPS ? min(ROWS, rows - r0) : rows;
+    const bool squares = !GROUPS || blockIdx.z == 0;  // uniform over the CTA
     const uint16_t *ht[TT];
 #pragma unroll
     for (int t = 0; t < TT; t++) {
         const int i = i0 + (t < count ? t : 0);  // rows past n repeat the first (their sums are not stored)
         ht[t] = h + (int64_t) (src ? src[i] : i) * width;
     }
+    const float *f0 = fn + (int64_t) r0 * width;
     const int chunk = ((width + splits - 1) / splits + 3) & ~3;
     const int lo = split * chunk, hi = min(width, lo + chunk);
     float acc[TT][ROWS + 1];
@@ -218,7 +256,7 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
                 uint2 raw;
                 if constexpr (POST) {
                     raw = post_values(post, i0 + (t < count ? t : 0), c);
-                    if (t < count) *reinterpret_cast<uint2 *>(const_cast<uint16_t *>(ht[t]) + c) = raw;
+                    if (t < count && squares) *reinterpret_cast<uint2 *>(const_cast<uint16_t *>(ht[t]) + c) = raw;
                 } else {
                     raw = *reinterpret_cast<const uint2 *>(ht[t] + c);
                 }
@@ -229,8 +267,8 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
             }
 #pragma unroll
             for (int r = 0; r < ROWS; r++) {
-                if (r < rows) {
-                    const float4 f = __ldg(reinterpret_cast<const float4 *>(fn + (int64_t) r * width + c));
+                if (r < nr) {
+                    const float4 f = __ldg(reinterpret_cast<const float4 *>(f0 + (int64_t) r * width + c));
 #pragma unroll
                     for (int t = 0; t < TT; t++) {
                         acc[t][r] = __fmaf_rn(f.w, v[t][3], __fmaf_rn(f.z, v[t][2], __fmaf_rn(f.y, v[t][1],
@@ -238,10 +276,12 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
                     }
                 }
             }
+            if (squares) {
 #pragma unroll
-            for (int t = 0; t < TT; t++) {
+                for (int t = 0; t < TT; t++) {
 #pragma unroll
-                for (int j = 0; j < 4; j++) acc[t][ROWS] = __fmaf_rn(v[t][j], v[t][j], acc[t][ROWS]);
+                    for (int j = 0; j < 4; j++) acc[t][ROWS] = __fmaf_rn(v[t][j], v[t][j], acc[t][ROWS]);
+                }
             }
         }
     } else {
@@ -251,9 +291,9 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
                 const float v = load_bf16(ht[t] + c);
 #pragma unroll
                 for (int r = 0; r < ROWS; r++) {
-                    if (r < rows) acc[t][r] = __fmaf_rn(__ldg(fn + (int64_t) r * width + c), v, acc[t][r]);
+                    if (r < nr) acc[t][r] = __fmaf_rn(__ldg(f0 + (int64_t) r * width + c), v, acc[t][r]);
                 }
-                acc[t][ROWS] = __fmaf_rn(v, v, acc[t][ROWS]);
+                if (squares) acc[t][ROWS] = __fmaf_rn(v, v, acc[t][ROWS]);
             }
         }
     }
@@ -262,24 +302,26 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
     for (int t = 0; t < TT; t++) {
 #pragma unroll
         for (int r = 0; r <= ROWS; r++) {
-            float v = group_sum<32>(acc[t][r]);
-            if (lane == 0) red[t][warp][r] = v;
+            if (r < nr || (r == ROWS && squares)) {
+                float v = group_sum<32>(acc[t][r]);
+                if (lane == 0) red[t][warp][r] = v;
+            }
         }
     }
     __syncthreads();
     for (int k = threadIdx.x; k < count * (ROWS + 1); k += kThreads) {
         const int t = k / (ROWS + 1), r = k % (ROWS + 1);
-        if (r < rows || r == ROWS) {
+        if (r < nr || (r == ROWS && squares)) {
             float s = 0.f;
             for (int w = 0; w < kThreads / 32; w++) s = __fadd_rn(s, red[t][w][r]);
             float *dst = partials + ((int64_t) (i0 + t) * splits + split) * kPartialStride;
-            dst[r == ROWS ? kPartialStride - 1 : r] = s;
+            dst[r == ROWS ? kPartialStride - 1 : r0 + r] = s;
         }
     }
 }
 
-// Tokens per CTA of the mixes' partials: kMixTokens from kMixTokensMin tokens on, else 1; STRATA_HC_MIX_TOKENS=1|2|4
-// forces one (A/B measurements). Read once.
+// Tokens per CTA of the mixes' partials from kMixGroupsMaxTokens tokens: kMixTokens from kMixTokensMin tokens on,
+// else 1; STRATA_HC_MIX_TOKENS=1|2|4 forces one (A/B measurements). Read once.
 int mix_tokens(int n) {
     static const int forced = [] {
         const char *e = getenv("STRATA_HC_MIX_TOKENS");
@@ -290,15 +332,24 @@ int mix_tokens(int n) {
     return n >= kMixTokensMin ? kMixTokens : 1;
 }
 
-// The mixes' partials of n token rows (with post.y != nullptr: of the post they compute and store into h).
+// The mixes' partials of n token rows (with post.y != nullptr: of the post, which they compute and store into h);
+// ROWS bounds the rows.
 template <int ROWS, bool POST>
 void launch_mix_partials(const uint16_t *h, const int *src, const float *fn, int rows, int width, int n,
                          float *partials, PostSource post, cudaStream_t st) {
-    const int splits = mix_splits(width), tt = mix_tokens(n);
-    const dim3 grid(splits, (n + tt - 1) / tt);
-    auto *kernel = tt == 4   ? k_hc_mix_partials<ROWS, 4, POST>
-                   : tt == 2 ? k_hc_mix_partials<ROWS, 2, POST>
-                             : k_hc_mix_partials<ROWS, 1, POST>;
+    constexpr int kGroup = ROWS < kMixRows ? ROWS : kMixRows;
+    const int splits = mix_splits(width);
+    if (n < kMixGroupsMaxTokens) {
+        const dim3 grid(splits, n, (rows + kGroup - 1) / kGroup);
+        strata_launch(k_hc_mix_partials<kGroup, 1, POST, true>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials,
+            post);
+        return;
+    }
+    const int tt = mix_tokens(n);
+    const dim3 grid(splits, (n + tt - 1) / tt, 1);
+    auto *kernel = tt == 4   ? k_hc_mix_partials<ROWS, 4, POST, false>
+                   : tt == 2 ? k_hc_mix_partials<ROWS, 2, POST, false>
+                             : k_hc_mix_partials<ROWS, 1, POST, false>;
     strata_launch(kernel, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials, post);
 }
 
@@ -312,12 +363,12 @@ __device__ void mixes_from_partials(const float *partials, int i, int splits, in
     if (threadIdx.x < rows || threadIdx.x == 31) {
         const float *p = partials + (int64_t) i * splits * kPartialStride + r;
         float s = 0.f;
-        for (int k0 = 0; k0 < splits; k0 += 8) {
-            float v[8];
+        for (int k0 = 0; k0 < splits; k0 += 16) {  // V4-Flash's 16 splits: one round of loads
+            float v[16];
 #pragma unroll
-            for (int j = 0; j < 8; j++) v[j] = k0 + j < splits ? p[(int64_t) (k0 + j) * kPartialStride] : 0.f;
+            for (int j = 0; j < 16; j++) v[j] = k0 + j < splits ? p[(int64_t) (k0 + j) * kPartialStride] : 0.f;
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
+            for (int j = 0; j < 16; j++) {
                 if (k0 + j < splits) s = __fadd_rn(s, v[j]);
             }
         }
@@ -328,18 +379,19 @@ __device__ void mixes_from_partials(const float *partials, int i, int splits, in
     __syncthreads();
 }
 
-// The pre/post weights and the Sinkhorn-normalised combination matrix, computed by the first warp: lane
-// j*hc + k owns c[j][k]; row and column sums gather the hc values by shuffles and add them in index order
-// from 0, exactly the order of the sequential loops of the CPU backend.
+// Pre weight i of the mixes m.
+__device__ __forceinline__ float pre_weight(const float *m, const float *scale, const float *base, int i, float eps) {
+    return __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(m[i], scale[0]), base[i])), eps);
+}
+
+// The post weights and the Sinkhorn-normalised combination matrix, computed by one warp: lane j*hc + k owns
+// c[j][k]; row and column sums gather the hc values by shuffles and add them in index order from 0, exactly
+// the order of the sequential loops of the CPU backend.
 __device__ void sinkhorn_split(const float *m, const float *scale, const float *base, int hc, int iters, float eps,
-                               float *pre, float *post, float *comb) {
-    if (threadIdx.x >= 32) return;
-    const int lane = threadIdx.x, n = hc * hc;
+                               float *post, float *comb) {
+    const int lane = threadIdx.x & 31, n = hc * hc;
     const int j = lane < n ? lane / hc : 0, k = lane < n ? lane % hc : 0;
-    if (lane < hc) {
-        pre[lane] = __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(m[lane], scale[0]), base[lane])), eps);
-        post[lane] = __fmul_rn(2.f, sigmoid(__fadd_rn(__fmul_rn(m[hc + lane], scale[1]), base[hc + lane])));
-    }
+    if (lane < hc) post[lane] = __fmul_rn(2.f, sigmoid(__fadd_rn(__fmul_rn(m[hc + lane], scale[1]), base[hc + lane])));
     float c = lane < n ? __fadd_rn(__fmul_rn(m[2 * hc + lane], scale[2]), base[2 * hc + lane]) : 0.f;
     float mx = -INFINITY;
     for (int q = 0; q < hc; q++) mx = fmaxf(mx, __shfl_sync(0xffffffffu, c, j * hc + q));
@@ -377,9 +429,17 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
     if (lane < n) comb[lane] = c;
 }
 
-__global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
-                         const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
-                         float norm_eps) {
+// One CTA per token. SIDE (below kMixGroupsMaxTokens tokens): kNormThreads threads for the pre-mix norm and one
+// more warp for the Sinkhorn iterations; the norm needs only the pre weights, so the two run side by side once
+// those are known. Otherwise (more tokens: the extra warp per CTA measured slower there, docs/benchmarks.md) the
+// first warp runs the iterations, then all kNormThreads threads the norm.
+template <bool SIDE>
+__global__ void __launch_bounds__(kNormThreads + (SIDE ? 32 : 0)) k_hc_pre(const uint16_t *h, const float *partials,
+                                                                           int splits, const float *base,
+                                                                           const float *scale, const float *norm,
+                                                                           uint16_t *out_x, float *out_mix, int hc,
+                                                                           int dim, int iters, float hc_eps,
+                                                                           float norm_eps) {
     strata_grid_begin();
     extern __shared__ float xs[];
     __shared__ float red[32];
@@ -387,13 +447,24 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
     __shared__ float mix[2 * kMaxHc + kMaxHc * kMaxHc];
     int t = blockIdx.x;
     int width = hc * dim;
+    const int mw = 2 * hc + hc * hc;
     const uint16_t *ht = h + (int64_t) t * width;
     mixes_from_partials(partials, t, splits, (2 + hc) * hc, width, norm_eps, mixes);
-    sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix, mix + hc, mix + 2 * hc);
-    __syncthreads();
-    int mw = 2 * hc + hc * hc;
-    for (int i = threadIdx.x; i < mw; i += blockDim.x) out_mix[(int64_t) t * mw + i] = mix[i];
-    premix_norm(ht, mix, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) t * dim);
+    if (threadIdx.x < hc) mix[threadIdx.x] = pre_weight(mixes, scale, base, threadIdx.x, hc_eps);
+    if constexpr (SIDE) {
+        __syncthreads();
+        if (threadIdx.x >= kNormThreads) {
+            sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
+            __syncwarp();
+            for (int i = threadIdx.x - kNormThreads; i < mw; i += 32) out_mix[(int64_t) t * mw + i] = mix[i];
+            return;
+        }
+    } else {
+        if (threadIdx.x < 32) sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
+        __syncthreads();
+        for (int i = threadIdx.x; i < mw; i += blockDim.x) out_mix[(int64_t) t * mw + i] = mix[i];
+    }
+    premix_norm(ht, mix, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) t * dim, kNormThreads);
 }
 
 __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *mix, uint16_t *next, int hc, int dim,
@@ -434,7 +505,7 @@ __global__ void k_hc_head(const uint16_t *h, const int *rows, const float *parti
         for (int i = 0; i < hc; i++) pre[i] = __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(mixes[i], scale[0]), base[i])), hc_eps);
     }
     __syncthreads();
-    premix_norm(ht, pre, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) blockIdx.x * dim);
+    premix_norm(ht, pre, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) blockIdx.x * dim, blockDim.x);
 }
 
 __global__ void k_attn_lists(const int *positions, const int *token_seq, const int *seq_first_token,
@@ -613,8 +684,8 @@ extern "C" {
 
 int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int dim, int hc, int64_t stream) {
     if (num_tokens <= 0) return 0;
-    strata_launch(k_embed, num_tokens, kThreads, 0, as_stream(stream), (const int *) tokens, (const uint16_t *) embed,
-        (uint16_t *) out, dim, hc);
+    strata_launch(k_embed, num_tokens, kNormThreads, 0, as_stream(stream), (const int *) tokens,
+        (const uint16_t *) embed, (uint16_t *) out, dim, hc);
     return launched();
 }
 
@@ -647,10 +718,12 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
     int err = launched();
     if (err != 0) return err;
     size_t smem = (size_t) dim * sizeof(float);
-    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    strata_launch(k_hc_pre, num_tokens, kNormThreads, smem, as_stream(stream), h, (const float *) partials, splits,
-        (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
-        dim, iters, hc_eps, norm_eps);
+    const bool side = num_tokens < kMixGroupsMaxTokens;
+    auto *pre = side ? k_hc_pre<true> : k_hc_pre<false>;
+    if (smem > 48 * 1024) cudaFuncSetAttribute(pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    strata_launch(pre, num_tokens, kNormThreads + (side ? 32 : 0), smem, as_stream(stream), h, (const float *) partials,
+        splits, (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x,
+        (float *) out_mix, hc, dim, iters, hc_eps, norm_eps);
     return launched();
 }
 

@@ -30,34 +30,49 @@ __device__ __forceinline__ bool better(float v, int i, float bv, int bi) {
     return v > bv || (v == bv && i < bi);
 }
 
-constexpr int kRouteWarps = 8;
+constexpr int kRouteThreads = 256;
+constexpr int kRouteMaxPerLane = kMaxExperts / 32;
 
-__global__ void __launch_bounds__(kRouteWarps * 32)
-k_moe_route(const float *scores, int m, int experts, int k, const float *bias, const int *tid2eid, int vocab,
+// One CTA per token: every thread scores experts (the double-precision softplus is the costly part, so it is
+// spread over the CTA rather than over one warp's lanes), then the first warp picks the top k from registers:
+// lane l holds experts l, l + 32, ... and a bit per expert already picked. Each pick is the warp's best by
+// `better` over the lanes' bests, every lane scanning its experts in ascending order, as a scan of all experts
+// in index order would find (the order is total, so the result does not depend on how the warp splits them).
+template <int PER_LANE>
+__global__ void __launch_bounds__(kRouteThreads)
+k_moe_route(const float *scores, int experts, int k, const float *bias, const int *tid2eid, int vocab,
             const int *tokens, float route_scale, int *ids, float *weights) {
     strata_grid_begin();
-    extern __shared__ float s_all[];  // [kRouteWarps][experts] sqrt-softplus scores
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int t = blockIdx.x * kRouteWarps + warp;
-    if (t >= m) return;  // warps are independent: no CTA barrier below
-    float *s = s_all + warp * experts;
-    for (int e = lane; e < experts; e += 32) s[e] = sqrt_softplus(scores[(size_t) t * experts + e]);
-    __syncwarp();
+    extern __shared__ float s_all[];  // [experts] sqrt-softplus scores, then [experts] biased scores
+    float *s = s_all, *sb = s_all + experts;
+    const int t = blockIdx.x, lane = threadIdx.x & 31;
+    for (int e = threadIdx.x; e < experts; e += kRouteThreads) {
+        const float v = sqrt_softplus(scores[(size_t) t * experts + e]);
+        s[e] = v;
+        sb[e] = bias ? __fadd_rn(v, bias[e]) : v;
+    }
+    __syncthreads();
+    if (threadIdx.x >= 32) return;
     int pick[kMaxTopK];
     if (tid2eid != nullptr) {
         int tok = tokens[t];
         if (tok < 0 || tok >= vocab) tok = 0;  // memory safety only: the engine never passes such ids
-        for (int j = 0; j < k; j++) pick[j] = tid2eid[(size_t) tok * k + j];
+#pragma unroll
+        for (int j = 0; j < kMaxTopK; j++) pick[j] = j < k ? tid2eid[(size_t) tok * k + j] : 0;
     } else {
-        for (int j = 0; j < k; j++) {
+        float v[PER_LANE];
+#pragma unroll
+        for (int i = 0; i < PER_LANE; i++) v[i] = lane + 32 * i < experts ? sb[lane + 32 * i] : 0.f;
+        uint32_t taken = 0;  // bit i: expert lane + 32 i was picked
+#pragma unroll
+        for (int j = 0; j < kMaxTopK; j++) {
+            if (j >= k) break;
             float bv = 0.f;
             int bi = -1;
-            for (int e = lane; e < experts; e += 32) {
-                bool taken = false;
-                for (int q = 0; q < j; q++) taken |= pick[q] == e;
-                if (taken) continue;
-                float v = bias ? __fadd_rn(s[e], bias[e]) : s[e];
-                if (better(v, e, bv, bi)) { bv = v; bi = e; }
+#pragma unroll
+            for (int i = 0; i < PER_LANE; i++) {
+                const int e = lane + 32 * i;
+                if (e < experts && !((taken >> i) & 1u) && better(v[i], e, bv, bi)) { bv = v[i]; bi = e; }
             }
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) {
@@ -66,17 +81,24 @@ k_moe_route(const float *scores, int m, int experts, int k, const float *bias, c
                 if (better(ov, oi, bv, bi)) { bv = ov; bi = oi; }
             }
             pick[j] = bi;  // the same on every lane: the comparison is a total order
+            if ((bi & 31) == lane) taken |= 1u << (bi >> 5);
         }
     }
     if (lane != 0) return;
     float w[kMaxTopK], sum = 0.f;
-    for (int j = 0; j < k; j++) {
-        w[j] = s[pick[j]];
-        sum = __fadd_rn(sum, w[j]);
+#pragma unroll
+    for (int j = 0; j < kMaxTopK; j++) {
+        if (j < k) {
+            w[j] = s[pick[j]];
+            sum = __fadd_rn(sum, w[j]);
+        }
     }
-    for (int j = 0; j < k; j++) {
-        ids[(size_t) t * k + j] = pick[j];
-        weights[(size_t) t * k + j] = __fmul_rn(__fdiv_rn(w[j], sum), route_scale);
+#pragma unroll
+    for (int j = 0; j < kMaxTopK; j++) {
+        if (j < k) {
+            ids[(size_t) t * k + j] = pick[j];
+            weights[(size_t) t * k + j] = __fmul_rn(__fdiv_rn(w[j], sum), route_scale);
+        }
     }
 }
 
@@ -187,35 +209,50 @@ __global__ void k_moe_swiglu(const __nv_bfloat16 *gate, const __nv_bfloat16 *up,
 }
 
 // One CTA per token: its routed outputs summed in expert index order (stable in j for a repeated expert),
-// in fp32 from 0, plus the shared expert's output, rounded to bf16 (MoeLayer.forward).
-__global__ void k_moe_combine(const __nv_bfloat16 *routed, const __nv_bfloat16 *shared, const int *ids,
-                              const int *slot_of_pair, int k, int dim, __nv_bfloat16 *out) {
+// in fp32 from 0, plus the shared expert's output, rounded to bf16 (MoeLayer.forward). The first k threads
+// place the token's slots in that order (a pair's rank: the pairs of a lower expert, or of the same expert
+// and a lower j, before it); then each thread issues the loads of its 8 channels from every slot at once and
+// adds them in order, so a thread waits for memory once rather than once per expert.
+constexpr int kCombineThreads = 512;
+
+__global__ void __launch_bounds__(kCombineThreads)
+k_moe_combine(const __nv_bfloat16 *routed, const __nv_bfloat16 *shared, const int *ids, const int *slot_of_pair,
+              int k, int dim, __nv_bfloat16 *out) {
     strata_grid_begin();
+    __shared__ int ordered[kMaxTopK];
     const int t = blockIdx.x;
-    int e[kMaxTopK], slot[kMaxTopK];
-    for (int j = 0; j < k; j++) {
-        int id = ids[(size_t) t * k + j], sl = slot_of_pair[(size_t) t * k + j];
-        int q = j;
-        while (q > 0 && e[q - 1] > id) {  // insertion sort by expert; equal ids keep their j order
-            e[q] = e[q - 1];
-            slot[q] = slot[q - 1];
-            q--;
+    if (threadIdx.x < k) {
+        const int j = threadIdx.x, id = ids[(size_t) t * k + j];
+        int rank = 0;
+        for (int i = 0; i < k; i++) {
+            const int other = ids[(size_t) t * k + i];
+            rank += other < id || (other == id && i < j);
         }
-        e[q] = id;
-        slot[q] = sl;
+        ordered[rank] = slot_of_pair[(size_t) t * k + j];
     }
-    for (int c = threadIdx.x * 8; c < dim; c += blockDim.x * 8) {
-        float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-        for (int j = 0; j < k; j++) {
-            uint4 v = *reinterpret_cast<const uint4 *>(routed + (size_t) slot[j] * dim + c);
-            const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    __syncthreads();
+    int slot[kMaxTopK];
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                acc[2 * i] = __fadd_rn(acc[2 * i], __uint_as_float(w[i] << 16));
-                acc[2 * i + 1] = __fadd_rn(acc[2 * i + 1], __uint_as_float(w[i] & 0xffff0000u));
+    for (int j = 0; j < kMaxTopK; j++) slot[j] = j < k ? ordered[j] : 0;
+    for (int c = threadIdx.x * 8; c < dim; c += blockDim.x * 8) {
+        uint4 v[kMaxTopK];
+#pragma unroll
+        for (int j = 0; j < kMaxTopK; j++) {
+            if (j < k) v[j] = *reinterpret_cast<const uint4 *>(routed + (size_t) slot[j] * dim + c);
+        }
+        const uint4 sv = *reinterpret_cast<const uint4 *>(shared + (size_t) t * dim + c);
+        float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < kMaxTopK; j++) {
+            if (j < k) {
+                const uint32_t w[4] = {v[j].x, v[j].y, v[j].z, v[j].w};
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    acc[2 * i] = __fadd_rn(acc[2 * i], __uint_as_float(w[i] << 16));
+                    acc[2 * i + 1] = __fadd_rn(acc[2 * i + 1], __uint_as_float(w[i] & 0xffff0000u));
+                }
             }
         }
-        uint4 sv = *reinterpret_cast<const uint4 *>(shared + (size_t) t * dim + c);
         const uint32_t sw[4] = {sv.x, sv.y, sv.z, sv.w};
         uint32_t o[4];
 #pragma unroll
@@ -252,11 +289,12 @@ int strata_moe_route(int64_t scores, int m, int experts, int k, int64_t bias, in
                      int64_t tokens, float route_scale, int64_t ids, int64_t weights, int64_t stream) {
     if (m <= 0) return 0;
     if (k < 1 || k > kMaxTopK || k > experts || experts > kMaxExperts) return (int) cudaErrorInvalidValue;
-    size_t smem = (size_t) kRouteWarps * experts * sizeof(float);
-    strata_launch(k_moe_route, (m + kRouteWarps - 1) / kRouteWarps, kRouteWarps * 32, smem, (cudaStream_t) stream,
-        reinterpret_cast<const float *>(scores), m, experts, k, reinterpret_cast<const float *>(bias),
-        reinterpret_cast<const int *>(tid2eid), vocab, reinterpret_cast<const int *>(tokens), route_scale,
-        reinterpret_cast<int *>(ids), reinterpret_cast<float *>(weights));
+    const size_t smem = (size_t) 2 * experts * sizeof(float);
+    auto *kernel = experts <= 256 ? k_moe_route<8> : k_moe_route<kRouteMaxPerLane>;
+    strata_launch(kernel, m, kRouteThreads, smem, (cudaStream_t) stream, reinterpret_cast<const float *>(scores),
+        experts, k, reinterpret_cast<const float *>(bias), reinterpret_cast<const int *>(tid2eid), vocab,
+        reinterpret_cast<const int *>(tokens), route_scale, reinterpret_cast<int *>(ids),
+        reinterpret_cast<float *>(weights));
     STRATA_LAUNCH_CHECK();
     return 0;
 }
@@ -355,7 +393,8 @@ int strata_moe_combine(int64_t routed, int64_t shared, int64_t ids, int64_t slot
                        int64_t out, int64_t stream) {
     if (m <= 0) return 0;
     if (dim % 8 != 0 || k > kMaxTopK) return (int) cudaErrorInvalidValue;
-    strata_launch(k_moe_combine, m, 128, 0, (cudaStream_t) stream, reinterpret_cast<const __nv_bfloat16 *>(routed),
+    const int threads = dim / 8 < kCombineThreads ? (dim / 8 + 31) & ~31 : kCombineThreads;
+    strata_launch(k_moe_combine, m, threads, 0, (cudaStream_t) stream, reinterpret_cast<const __nv_bfloat16 *>(routed),
         reinterpret_cast<const __nv_bfloat16 *>(shared), reinterpret_cast<const int *>(ids),
         reinterpret_cast<const int *>(slot_of_pair), k, dim, reinterpret_cast<__nv_bfloat16 *>(out));
     STRATA_LAUNCH_CHECK();

@@ -21,7 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * every launch with a stream goes through {@code strata_launch} / {@code strata_launch_cluster}.
  */
 class KernelLaunchSourcesTest {
-    private static final Path NATIVE = Path.of("src/main/native");
+    /** The sources from the module (Maven) or from the repository root (the GPU test bundle runs there). */
+    private static final Path NATIVE = Files.isDirectory(Path.of("src/main/native")) ? Path.of("src/main/native")
+        : Path.of("backend-cuda/src/main/native");
     /** {@code __global__}, then anything up to the parameter list's closing parenthesis and the body's brace. */
     private static final Pattern KERNEL = Pattern.compile("__global__\\s[^;{]*?\\)\\s*\\{");
     /** A triple-chevron launch with a fourth (stream) argument. */
