@@ -20,25 +20,8 @@ constexpr int kMaxMix = (2 + kMaxHc) * kMaxHc;
 
 __device__ __forceinline__ float load_bf16(const uint16_t *p) { return bf16_bits_to_float(*p); }
 
-// Block-wide sum of one value per thread (all threads get the result).
-__device__ float block_sum(float v, float *red) {
-    v = group_sum<32>(v);
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    float s = 0.f;
-    if (threadIdx.x < 32) {
-        s = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0.f;
-        s = group_sum<32>(s);
-        if (threadIdx.x == 0) red[0] = s;
-    }
-    __syncthreads();
-    return red[0];
-}
-
-// block_sum over the first `team` threads (a multiple of 32) only, synchronising on barrier 1, so other warps of
-// the CTA can work meanwhile; the same sum as block_sum in a CTA of `team` threads.
+// Sum of one value per thread over the first `team` threads of the CTA (a multiple of 32; all of them get the
+// result), synchronising on barrier 1 only, so other warps of the CTA can work meanwhile.
 __device__ __forceinline__ void team_sync(int team) { asm volatile("bar.sync 1, %0;" ::"r"(team) : "memory"); }
 __device__ float team_sum(float v, float *red, int team) {
     v = group_sum<32>(v);
@@ -92,7 +75,7 @@ __global__ void k_rms_norm(const uint16_t *x, int64_t xs, const float *w, uint16
         float v = load_bf16(row + i);
         ss = __fmaf_rn(v, v, ss);
     }
-    float inv = inv_rms(block_sum(ss, red), n, eps);
+    float inv = inv_rms(team_sum(ss, red, blockDim.x), n, eps);
     uint16_t *dst = out + blockIdx.x * os;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         float v = __fmul_rn(load_bf16(row + i), inv);
@@ -341,8 +324,8 @@ void launch_mix_partials(const uint16_t *h, const int *src, const float *fn, int
     const int splits = mix_splits(width);
     if (n < kMixGroupsMaxTokens) {
         const dim3 grid(splits, n, (rows + kGroup - 1) / kGroup);
-        strata_launch(k_hc_mix_partials<kGroup, 1, POST, true>, grid, kThreads, 0, st, h, src, fn, rows, width, n, partials,
-            post);
+        strata_launch(k_hc_mix_partials<kGroup, 1, POST, true>, grid, kThreads, 0, st, h, src, fn, rows, width, n,
+            partials, post);
         return;
     }
     const int tt = mix_tokens(n);
@@ -502,7 +485,7 @@ __global__ void k_hc_head(const uint16_t *h, const int *rows, const float *parti
     const uint16_t *ht = h + (int64_t) rows[blockIdx.x] * width;
     mixes_from_partials(partials, blockIdx.x, splits, hc, width, norm_eps, mixes);
     if (threadIdx.x == 0) {
-        for (int i = 0; i < hc; i++) pre[i] = __fadd_rn(sigmoid(__fadd_rn(__fmul_rn(mixes[i], scale[0]), base[i])), hc_eps);
+        for (int i = 0; i < hc; i++) pre[i] = pre_weight(mixes, scale, base, i, hc_eps);
     }
     __syncthreads();
     premix_norm(ht, pre, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) blockIdx.x * dim, blockDim.x);
