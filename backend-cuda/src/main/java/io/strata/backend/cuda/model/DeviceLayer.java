@@ -17,8 +17,13 @@ final class DeviceLayer {
     record Mix(long fn, long base, long scale) {
     }
 
-    /** Gated pooling weights: wkv and wgate (fp32 linears), ape fp32 [ratio, coff·hd], norm fp32 [hd]. */
-    record Compressor(DeviceMatrix wkv, DeviceMatrix wgate, long ape, long norm, int ratio, int headDim) {
+    /**
+     * Gated pooling weights: wkv and wgate (fp32 linears), ape fp32 [ratio, coff·hd], norm fp32 [hd]. kvGate is
+     * wkv and wgate stacked ([2·width, dim]: one GEMM for both, each output row its kv then its score), or null when
+     * their dtypes differ; wkv and wgate are then loaded apart.
+     */
+    record Compressor(DeviceMatrix kvGate, DeviceMatrix wkv, DeviceMatrix wgate, long ape, long norm, int ratio,
+                      int headDim) {
         int width() {
             return (ratio == 4 ? 2 : 1) * headDim;
         }
@@ -91,8 +96,12 @@ final class DeviceLayer {
 
     private static Compressor compressor(WeightStore store, TensorSet src, String prefix, int ratio, int headDim, int dim) {
         int width = (ratio == 4 ? 2 : 1) * headDim;
-        return new Compressor(DeviceMatrix.loadTensor(store, src, prefix + ".wkv.weight", width, dim),
-            DeviceMatrix.loadTensor(store, src, prefix + ".wgate.weight", width, dim),
+        DeviceMatrix kvGate = DeviceMatrix.loadStacked(store, src, List.of(prefix + ".wkv", prefix + ".wgate"),
+            new int[] {width, width}, dim);
+        return new Compressor(kvGate,
+            kvGate != null ? kvGate.rowRange(0, width) : DeviceMatrix.loadTensor(store, src, prefix + ".wkv.weight", width, dim),
+            kvGate != null ? kvGate.rowRange(width, width)
+                : DeviceMatrix.loadTensor(store, src, prefix + ".wgate.weight", width, dim),
             floats(store, src, prefix + ".ape", (long) ratio * width), floats(store, src, prefix + ".norm.weight", headDim),
             ratio, headDim);
     }

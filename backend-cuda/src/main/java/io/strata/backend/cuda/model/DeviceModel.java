@@ -308,13 +308,18 @@ final class DeviceModel implements AutoCloseable {
                           StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long lin, String use, long stream) {
         int T = plan.tokens;
         int width = c.width();
-        long ckv = ws.get(use + "kv", (long) T * width * 4);
-        long csc = ws.get(use + "score", (long) T * width * 4);
-        LinearKernels.linear(c.wkv(), x, dim, T, ckv, width, false, lin, stream);
-        LinearKernels.linear(c.wgate(), x, dim, T, csc, width, false, lin, stream);
+        // a token's kv row then its score row, 2·width apart: one GEMM over the stacked weights when they stack
+        long ckv = ws.get(use + "kvScore", (long) T * 2 * width * 4);
+        long csc = ckv + (long) width * 4;
+        if (c.kvGate() != null) {
+            LinearKernels.linear(c.kvGate(), x, dim, T, ckv, 2 * width, false, lin, stream);
+        } else {
+            LinearKernels.linear(c.wkv(), x, dim, T, ckv, 2 * width, false, lin, stream);
+            LinearKernels.linear(c.wgate(), x, dim, T, csc, 2 * width, false, lin, stream);
+        }
         var stateGroup = kv.group(stateKind, l);
         var stateTable = plan.table(stateGroup);
-        FusedKernels.compressInsert(new FusedKernels.CompressorStep(ckv, csc, width, c.ape(), c.norm(), ropeRows,
+        FusedKernels.compressInsert(new FusedKernels.CompressorStep(ckv, csc, 2L * width, c.ape(), c.norm(), ropeRows,
             plan.positions, plan.tokenSeq, plan.seqFirstToken, plan.seqFirstPos, plan.seqNumTokens,
             stateTable.address(), stateTable.stride(), kv.pool(stateKind, l), kv.statePaging(stateKind),
             plan.writeSlots(kv.group(entryKind, l)), kv.pool(entryKind, l), kv.entries(entryKind), T, c.ratio(),
