@@ -281,14 +281,15 @@ __global__ void __launch_bounds__(kThreads, TT > 1 ? 2 : 0) k_hc_mix_partials(co
         }
     }
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // every row's shuffle tree, unguarded (rows past nr and unsummed squares are zeros, never stored), so the
+    // TT * (ROWS + 1) trees interleave: guarded by the runtime row count they ran one after another (the step
+    // of 256 tokens 22 us slower, docs/benchmarks.md)
 #pragma unroll
     for (int t = 0; t < TT; t++) {
 #pragma unroll
         for (int r = 0; r <= ROWS; r++) {
-            if (r < nr || (r == ROWS && squares)) {
-                float v = group_sum<32>(acc[t][r]);
-                if (lane == 0) red[t][warp][r] = v;
-            }
+            float v = group_sum<32>(acc[t][r]);
+            if (lane == 0) red[t][warp][r] = v;
         }
     }
     __syncthreads();
@@ -415,9 +416,10 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
 // One CTA per token. SIDE (below kMixGroupsMaxTokens tokens): kNormThreads threads for the pre-mix norm and one
 // more warp for the Sinkhorn iterations; the norm needs only the pre weights, so the two run side by side once
 // those are known. Otherwise (more tokens: the extra warp per CTA measured slower there, docs/benchmarks.md) the
-// first warp runs the iterations, then all kNormThreads threads the norm.
+// first warp runs the iterations, then all kNormThreads threads the norm. No launch bounds: with them the
+// compiler chose fewer registers and the step measured about a microsecond slower at every batch.
 template <bool SIDE>
-__global__ void __launch_bounds__(kNormThreads + (SIDE ? 32 : 0)) k_hc_pre(const uint16_t *h, const float *partials,
+__global__ void k_hc_pre(const uint16_t *h, const float *partials,
                                                                            int splits, const float *base,
                                                                            const float *scale, const float *norm,
                                                                            uint16_t *out_x, float *out_mix, int hc,
