@@ -1004,13 +1004,15 @@ __device__ __forceinline__ uint32_t bytes_0_or_255(uint32_t x) {
     return (((x - 0x01010101u) & nx) | ((nx - 0x01010101u) & x)) & 0x80808080u;
 }
 
-// Where a lane's copies of one work item (16 features, every chunk) come from: its features lane / 8 + 4j
-// (j < 4, bit j of ok when the feature exists), 16-byte block lane % 8 of each chunk; FP4 lanes 0..15 also
-// copy the scale bytes of feature lane (scale_ok).
+// Where a lane's copies of one work item (16 features, every chunk) come from: feature lane / 8 + 4j from
+// w + min(j, last) * row4 (its 16-byte block lane % 8 of chunk 0), and for FP4 lanes 0..15 feature lane's scale
+// bytes from s. A lane's features past a.rows read its last feature that exists (or the tile's first row):
+// their outputs are never stored, and an MMA's output row depends on its own weight row only. Computed once
+// per work item, so a chunk's copies take no predicate and few instructions per address.
 struct DecSource {
     const uint8_t *w, *s;
-    unsigned ok;
-    bool scale_ok;
+    uint32_t row4;  // bytes from feature f to f + 4
+    int last;       // the lane's last existing feature j (0 if none)
 };
 
 template <int FMT>
@@ -1018,29 +1020,25 @@ __device__ __forceinline__ DecSource dec_source(const GemmArgs &a, const Tile &t
     const size_t rb = FMT == kFp8 ? (size_t) a.cols : (size_t) a.cols / 2;
     DecSource src;
     const int n = n0 + (lane >> 3);
-    src.ok = 0;
-#pragma unroll
-    for (int j = 0; j < 4; j++) src.ok |= (n + 4 * j < a.rows ? 1u : 0u) << j;
-    src.w = src.ok ? t.w + (size_t) n * rb + (lane & 7) * 16 : t.w;
+    src.w = t.w + (size_t) (n < a.rows ? n : 0) * rb + (lane & 7) * 16;
+    src.row4 = (uint32_t) (4 * rb);
+    src.last = n < a.rows ? min(3, (a.rows - 1 - n) / 4) : 0;
     const int ns = n0 + (lane & 15);
-    src.scale_ok = FMT == kFp4 && lane < 16 && ns < a.rows;
-    src.s = src.scale_ok ? t.s + (size_t) ns * (a.cols / 32) : t.s;
+    src.s = FMT == kFp4 ? t.s + (size_t) (ns < a.rows ? ns : 0) * (a.cols / 32) : nullptr;
     return src;
 }
 
-// Issues the copies of chunk c of the work item into a stage; features past a.rows read as zeros.
+// Issues the copies of chunk c of the work item into a stage.
 template <int FMT>
-__device__ __forceinline__ void dec_fetch(const GemmArgs &a, const DecSource &src, int c, int lane, unsigned char *stage) {
-    const size_t row4 = 4 * (FMT == kFp8 ? (size_t) a.cols : (size_t) a.cols / 2);
-    const uint8_t *p = src.w + (size_t) c * 128;
+__device__ __forceinline__ void dec_fetch(const DecSource &src, int c, int lane, unsigned char *stage) {
     unsigned char *dst = stage + (lane >> 3) * kStageRow + (lane & 7) * 16;
+    const uint8_t *p = src.w + (size_t) c * 128;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const bool ok = (src.ok >> j) & 1u;
-        cp_async16_row_stream(dst + 4 * j * kStageRow, ok ? p + j * row4 : src.w, ok);
+        cp_async16_row_stream(dst + 4 * j * kStageRow, p + (size_t) min(j, src.last) * src.row4, true);
     }
     if constexpr (FMT == kFp4) {
-        if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.scale_ok ? src.s + c * 8 : src.s, src.scale_ok);
+        if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.s + (size_t) c * 8, true);
     }
 }
 
@@ -1212,8 +1210,9 @@ __host__ __device__ constexpr size_t dec_smem(int fmt, int rows_w, int cols, int
 }
 constexpr int kDecSmemMax = 218 * 1024;  // + 8 KB static: within the 227 KB a CTA may opt into
 
-template <int FMT, bool kKnownOrdinary>
-__global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int fblocks, int stages) {
+// S stages per warp's ring (a constant: the wait for a stage is one instruction).
+template <int FMT, bool kKnownOrdinary, int S>
+__global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int fblocks) {
     strata_grid_begin();
     constexpr int CH = Dec<FMT>::kChunk;
     extern __shared__ __align__(16) unsigned char dsmem[];
@@ -1223,8 +1222,8 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
     const size_t xbytes = dec_smem_x(a.cols, a.offsets ? kDecRows : a.m);
     float *xsc = reinterpret_cast<float *>(dsmem);    // [kDecRows][sblk], then the rows
     __half *xs = reinterpret_cast<__half *>(dsmem + (size_t) kDecRows * sblk * 4);
-    unsigned char *ring = dsmem + xbytes + (size_t) warp * stages * kStageBytes;
-    uint8_t *sc8 = dsmem + xbytes + (size_t) kDecWarps * stages * kStageBytes;
+    unsigned char *ring = dsmem + xbytes + (size_t) warp * S * kStageBytes;
+    uint8_t *sc8 = dsmem + xbytes + (size_t) kDecWarps * S * kStageBytes;
     const int gpc = kDecWarps / kw, grp = warp / kw, kwi = warp % kw;
     // a unit is one tile of one matrix (plain: a weight group); a paired launch takes a tile's two matrices
     // in turn, so the activations are staged once for both
@@ -1242,15 +1241,15 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
         return a.offsets ? resolve_tile(a, i / mats, kDecRows, i % mats) : resolve_tile(a, 0, kDecRows, i);
     };
 
-    // the producer walks the same (work item, round) sequence as the consumer, stages - 1 steps ahead; every
-    // step commits one copy group (empty past the end), so "all but the newest stages - 1 groups" is this step
+    // the producer walks the same (work item, round) sequence as the consumer, S - 1 steps ahead; every step
+    // commits one copy group (empty past the end), so "all but the newest S - 1 groups" is this step
     int fw = w_begin, fround = 0, fslot = 0, funit = w_begin / fblocks;
     Tile ft = tile_at(funit);
     DecSource fsrc = dec_source<FMT>(a, ft, n0_of(fw), lane);
     auto fetch_next = [&]() {
         if (fw < w_end) {
             const int c = chunk_of(fround);
-            if (c >= 0) dec_fetch<FMT>(a, fsrc, c, lane, ring + fslot * kStageBytes);
+            if (c >= 0) dec_fetch<FMT>(fsrc, c, lane, ring + fslot * kStageBytes);
             if (++fround == rounds && ++fw < w_end) {  // the next work item's sources, once per item
                 fround = 0;
                 const int unit = fw / fblocks;
@@ -1262,11 +1261,11 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
             }
         }
         cp_async_commit();
-        if (++fslot == stages) fslot = 0;
+        if (++fslot == S) fslot = 0;
     };
     int unit = funit, slot = 0;
     Tile t = ft;  // the consumer's tile (the producer may run into the next one below)
-    for (int i = 0; i < stages - 1; i++) fetch_next();
+    for (int i = 0; i < S - 1; i++) fetch_next();
     dec_stage<FMT>(a, t, xs, ldx, xsc, sc8);
     __syncthreads();
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -1274,7 +1273,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
         const int n0 = n0_of(w);
         for (int round = 0; round < rounds; round++) {
             fetch_next();
-            if (stages == 4) cp_async_wait<3>(); else if (stages == 3) cp_async_wait<2>(); else cp_async_wait<1>();
+            cp_async_wait<S - 1>();
             __syncwarp();
             const int c = chunk_of(round);
             if (c >= 0) {
@@ -1284,7 +1283,7 @@ __global__ void __launch_bounds__(kDecThreads, 1) k_dec(GemmArgs a, int kw, int 
                 dec_compute<FMT, kKnownOrdinary>(r, c, xs, ldx, xsc, sblk, g, lt, s8, acc);
             }
             __syncwarp();  // every lane is done with the stage before the next step refills it
-            if (++slot == stages) slot = 0;
+            if (++slot == S) slot = 0;
         }
         if (kw == 1) {  // a warp alone owns its 16 features: store its fragments
             const int nrows = t.r1 - t.r0, n = n0 + g;
@@ -1372,6 +1371,16 @@ bool dec_fits(const GemmArgs &a) {
     return a.m >= kDecodeTensorMinRows && tiles16 >= strata_sm_count();
 }
 
+template <int FMT, bool kKnownOrdinary, int S>
+cudaError_t launch_dec_stages(const GemmArgs &a, unsigned ctas, size_t smem, int kw, int fblocks, cudaStream_t st) {
+    static const bool attr = [] {
+        return cudaFuncSetAttribute(k_dec<FMT, kKnownOrdinary, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kDecSmemMax) == cudaSuccess;
+    }();
+    if (!attr) return cudaErrorInvalidConfiguration;
+    return strata_launch(k_dec<FMT, kKnownOrdinary, S>, ctas, kDecThreads, smem, st, a, kw, fblocks);
+}
+
 template <int FMT, bool kKnownOrdinary>
 cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     const int xrows = a.offsets ? kDecRows : a.m;
@@ -1379,11 +1388,6 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     int stages = kDecStagesMax;
     while (stages > 2 && dec_smem(FMT, a.rows, a.cols, xrows, stages) > (size_t) kDecSmemMax) stages--;
     const size_t smem = dec_smem(FMT, a.rows, a.cols, xrows, stages);
-    static const bool attr = [] {
-        return cudaFuncSetAttribute(k_dec<FMT, kKnownOrdinary>, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecSmemMax)
-               == cudaSuccess;
-    }();
-    if (!attr) return cudaErrorInvalidConfiguration;
     // warps per feature tile: one (each warp owns its features, no reduction and no barrier per block) unless
     // the work items would then leave SMs without a CTA; experts count max_tiles, an upper bound, of one
     // matrix: a paired launch sums every output in the order a launch of its matrix alone does
@@ -1397,8 +1401,13 @@ cudaError_t launch_dec(const GemmArgs &a, cudaStream_t st) {
     while (kw < 8 && 2 * kw <= a.cols / Dec<FMT>::kChunk && tiles * blocks_of(kw) < slots) kw *= 2;
     const int fblocks = (int) blocks_of(kw);
     const int64_t works = tiles * a.mats * fblocks;
-    const int64_t ctas = works < slots ? works : slots;
-    return strata_launch(k_dec<FMT, kKnownOrdinary>, (unsigned) ctas, kDecThreads, smem, st, a, kw, fblocks, stages);
+    const unsigned ctas = (unsigned) (works < slots ? works : slots);
+    static_assert(kDecStagesMax == 4, "one instantiation per stage count");
+    switch (stages) {
+        case 4: return launch_dec_stages<FMT, kKnownOrdinary, 4>(a, ctas, smem, kw, fblocks, st);
+        case 3: return launch_dec_stages<FMT, kKnownOrdinary, 3>(a, ctas, smem, kw, fblocks, st);
+        default: return launch_dec_stages<FMT, kKnownOrdinary, 2>(a, ctas, smem, kw, fblocks, st);
+    }
 }
 
 // ---- FP4 weights into the device layout (at load) ----------------------------------------------------------
