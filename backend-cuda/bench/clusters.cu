@@ -15,7 +15,7 @@ int main() {
     for (int smem : smems) {
         cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         cudaFuncSetAttribute(spin, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-        for (int cl : {1, 2, 4, 8}) {
+        for (int cl = 1; cl <= 8; cl++) {
             cudaLaunchConfig_t cfg = {};
             cudaLaunchAttribute attr[1];
             attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -25,7 +25,7 @@ int main() {
             int n = -1;
             cudaError_t e = cudaOccupancyMaxActiveClusters(&n, spin, &cfg);
             printf("smem %6d cluster %d: max active clusters %d (%d CTAs) %s\n", smem, cl, n, n * cl, e ? cudaGetErrorString(e) : "");
-            for (int grid : {64, 128, 132, 256}) {
+            for (int grid : {64, 96, 128, 132, 256}) {
                 if (grid % cl) continue;
                 cfg.gridDim = dim3(grid);
                 cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);

@@ -508,7 +508,7 @@ __device__ __forceinline__ void store_staged_tile(const GemmArgs &a, const Tile 
     }
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();  // every CTA's partial tile is staged
-    // this CTA sums warps' sub-tiles w = rank, rank + splits, ... (splits divides 8): every remote load of a
+    // this CTA sums warps' sub-tiles w = rank, rank + splits, ... (splits <= 8): every remote load of a
     // value is issued before the first is added (a load waited for in turn cost microseconds per CTA)
     for (int w = rank; w < 8; w += splits) {
         const int wm2 = (w >> 2) * 32, wn2 = (w & 3) * 32;
@@ -1472,16 +1472,16 @@ bool mma_fp8_fits(const GemmArgs &a) {
 
 cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs, int ldxs, cudaStream_t st) {
     const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM, kblocks = a.cols / 128;
-    // clusters of 1, 2, 4, 8 CTAs that run at once: a property of the compiled kernel and the GPU, asked once.
-    // A GPC holds whole clusters, so they are not the SMs divided by the cluster size: with this kernel's one CTA
-    // per SM, an H200 runs 132 single CTAs but only 30 clusters of 4 (120 CTAs), and 128 CTAs in clusters of 4
-    // took two waves (backend-cuda/bench/clusters.cu)
-    static const std::array<int, 4> capacity = [] {
-        std::array<int, 4> c{};
+    // clusters of 1 to 8 CTAs that run at once: a property of the compiled kernel and the GPU, asked once. A GPC
+    // holds whole clusters, so they are not the SMs divided by the cluster size: with this kernel's one CTA per
+    // SM, an H200 runs 132 single CTAs but only 30 clusters of 4 (120 CTAs), and 128 CTAs in clusters of 4 took
+    // two waves (backend-cuda/bench/clusters.cu)
+    static const std::array<int, 8> capacity = [] {
+        std::array<int, 8> c{};
         if (cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) != cudaSuccess) return c;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 8; i++) {
             cudaLaunchAttribute attr;
-            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(1u << i), dim3(256), kW8Smem, 0, 1u << i, &attr);
+            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(i + 1), dim3(256), kW8Smem, 0, i + 1, &attr);
             if (cudaOccupancyMaxActiveClusters(&c[i], k_mma_fp8, &cfg) != cudaSuccess) c[i] = 0;
         }
         return c;
@@ -1490,16 +1490,17 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
     // K split over a cluster of `splits` CTAs, in whole 128-channel blocks (at least a pair per CTA): the split
     // whose waves of clusters times blocks per CTA (plus 8 blocks' worth per wave for filling and emptying the
     // ring and the cluster's sum: 64-row wo_b, 36.8 us in one wave of 64 CTAs against 38.9 in three of 256)
-    // is least; a tie keeps the smaller split
+    // is least; a tie keeps the smaller split. Any size up to 8: 64-row wo_b's 32 feature blocks fit one wave
+    // in clusters of 3 (not of 4), with a third fewer blocks per CTA than in pairs
     const int base = nblocks * tiles * a.groups;
     int splits = 1;
     int64_t best = INT64_MAX;
-    for (int i = 0; i < 4 && kblocks >= 2 << i; i++) {
-        if (capacity[i] < 1) break;
-        const int64_t waves = (base + capacity[i] - 1) / capacity[i], steps = (kblocks + (1 << i) - 1) >> i;
+    for (int k = 1; k <= 8 && kblocks >= 2 * k; k++) {
+        if (capacity[k - 1] < 1) continue;
+        const int64_t waves = (base + capacity[k - 1] - 1) / capacity[k - 1], steps = (kblocks + k - 1) / k;
         if (waves * (steps + 8) < best) {
             best = waves * (steps + 8);
-            splits = 1 << i;
+            splits = k;
         }
     }
     return strata_launch_cluster(k_mma_fp8, dim3(nblocks * tiles * splits, 1, a.groups), dim3(256), (size_t) kW8Smem,
