@@ -419,12 +419,9 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
 // first warp runs the iterations, then all kNormThreads threads the norm. No launch bounds: with them the
 // compiler chose fewer registers and the step measured about a microsecond slower at every batch.
 template <bool SIDE>
-__global__ void k_hc_pre(const uint16_t *h, const float *partials,
-                                                                           int splits, const float *base,
-                                                                           const float *scale, const float *norm,
-                                                                           uint16_t *out_x, float *out_mix, int hc,
-                                                                           int dim, int iters, float hc_eps,
-                                                                           float norm_eps) {
+__global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
+                         const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
+                         float norm_eps) {
     strata_grid_begin();
     extern __shared__ float xs[];
     __shared__ float red[32];

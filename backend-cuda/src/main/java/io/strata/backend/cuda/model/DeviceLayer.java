@@ -18,12 +18,11 @@ final class DeviceLayer {
     }
 
     /**
-     * Gated pooling weights: wkv and wgate (fp32 linears), ape fp32 [ratio, coff·hd], norm fp32 [hd]. kvGate is
-     * wkv and wgate stacked ([2·width, dim]: one GEMM for both, each output row its kv then its score), or null when
-     * their dtypes differ; wkv and wgate are then loaded apart.
+     * Gated pooling weights: wkv and wgate (fp32 linears), ape fp32 [ratio, coff·hd], norm fp32 [hd]. projections:
+     * wkv and wgate stacked into one [2·width, dim] matrix (one GEMM), or the two apart when their dtypes differ;
+     * either way their outputs lie side by side, a token's kv row then its score row.
      */
-    record Compressor(DeviceMatrix kvGate, DeviceMatrix wkv, DeviceMatrix wgate, long ape, long norm, int ratio,
-                      int headDim) {
+    record Compressor(List<DeviceMatrix> projections, long ape, long norm, int ratio, int headDim) {
         int width() {
             return (ratio == 4 ? 2 : 1) * headDim;
         }
@@ -98,10 +97,10 @@ final class DeviceLayer {
         int width = (ratio == 4 ? 2 : 1) * headDim;
         DeviceMatrix kvGate = DeviceMatrix.loadStacked(store, src, List.of(prefix + ".wkv", prefix + ".wgate"),
             new int[] {width, width}, dim);
-        return new Compressor(kvGate,
-            kvGate != null ? kvGate.rowRange(0, width) : DeviceMatrix.loadTensor(store, src, prefix + ".wkv.weight", width, dim),
-            kvGate != null ? kvGate.rowRange(width, width)
-                : DeviceMatrix.loadTensor(store, src, prefix + ".wgate.weight", width, dim),
+        List<DeviceMatrix> projections = kvGate != null ? List.of(kvGate)
+            : List.of(DeviceMatrix.loadTensor(store, src, prefix + ".wkv.weight", width, dim),
+                DeviceMatrix.loadTensor(store, src, prefix + ".wgate.weight", width, dim));
+        return new Compressor(projections,
             floats(store, src, prefix + ".ape", (long) ratio * width), floats(store, src, prefix + ".norm.weight", headDim),
             ratio, headDim);
     }

@@ -308,14 +308,13 @@ final class DeviceModel implements AutoCloseable {
                           StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long lin, String use, long stream) {
         int T = plan.tokens;
         int width = c.width();
-        // a token's kv row then its score row, 2·width apart: one GEMM over the stacked weights when they stack
+        // a token's kv row then its score row, 2·width apart
         long ckv = ws.get(use + "kvScore", (long) T * 2 * width * 4);
         long csc = ckv + (long) width * 4;
-        if (c.kvGate() != null) {
-            LinearKernels.linear(c.kvGate(), x, dim, T, ckv, 2 * width, false, lin, stream);
-        } else {
-            LinearKernels.linear(c.wkv(), x, dim, T, ckv, 2 * width, false, lin, stream);
-            LinearKernels.linear(c.wgate(), x, dim, T, csc, 2 * width, false, lin, stream);
+        long column = 0;
+        for (DeviceMatrix p : c.projections()) {
+            LinearKernels.linear(p, x, dim, T, ckv + column * 4, 2 * width, false, lin, stream);
+            column += p.rows();
         }
         var stateGroup = kv.group(stateKind, l);
         var stateTable = plan.table(stateGroup);
