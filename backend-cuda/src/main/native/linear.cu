@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <cuda.h>
 #include "async_copy.cuh"
 #include "gemm.cuh"
 #include "strata_cuda.h"
@@ -703,31 +704,41 @@ __global__ void __launch_bounds__(256) k_mma(GemmArgs a, int splits) {
 // Which channel an MMA's k is is free as long as both operands agree: of a k step's 16 channels, lane (g, t)
 // holds weight bytes 4t..4t+3 of its features (one ldmatrix word), the low pair as k = 2t, 2t + 1 and the high
 // pair as k = 2t + 8, 2t + 9; k_stage_f16 stores each 16 channels of a row in the order 0 1 4 5 8 9 12 13 2 3
-// 6 7 10 11 14 15, so the activation operand's k are the same channels. The activation stage is the MMA's
-// 128-byte swizzled K-major layout (a row's 64 channels in 128 bytes, its 16-byte chunk c at c ^ (row % 8)):
-// an unswizzled layout measured 2.5 times the ideal shared-memory wavefronts. Each stage also carries the
-// 128-channel block's row scales and the CTA keeps its weight scale row in shared memory: loading them from
-// global memory where they were used cost 10% of the kernel's time.
-// The CTA's tile is 64 rows x 128 features (two warpgroups of 64 features); a stage is one 128-channel block
-// (the 128 weight rows' bytes, padded; the 64 activation rows as two swizzled 64-channel halves; the block's
-// row scales). kW8Stages stages hold kW8Stages - 2 blocks in flight ahead of the one multiplied. Blocks go in
-// pairs: the second block's fragments are converted and its MMAs issued while the first's run, and the first's
-// partial sums are scaled while the second's run (two sets of fragments and partial sums alternate; nothing is
-// in flight across the loop's back edge). One wait for all MMAs of every 64-channel step left the tensor cores
-// idle while fragments were converted and sums scaled (64 rows: 20-26% of the copy bandwidth). K is split over
-// a cluster as in k_mma, at 128-channel blocks (launch_mma_fp8 chooses the split).
-constexpr int kW8Row = 128 + 16;                     // a weight stage row: 128 bytes + 16, so ldmatrix's 8 rows
-                                                     // fall on distinct banks
-constexpr int kW8Stages = 6;                         // 4 measured the same
-constexpr int kW8Ahead = kW8Stages - 2;
-constexpr int kW8XOff = kBN * kW8Row;                // 18432: the activations, 1024-byte aligned
+// 6 7 10 11 14 15, so the activation operand's k are the same channels.
+//
+// The CTA's tile is 64 rows x 128 features: two warpgroups of 64 features each. A stage is one 128-channel
+// block: the 128 weight rows' bytes, the 64 activation rows as two 64-channel halves, both in the MMA's
+// 128-byte swizzle (16-byte chunk c of a row at c ^ (row % 8), so ldmatrix's eight rows and the MMA's reads
+// fall on distinct banks: an unswizzled activation layout measured 2.5 times the ideal shared-memory
+// wavefronts), then the block's row scales; the CTA keeps its weight scale row in shared memory (loading
+// scales from global memory where they were used cost 10% of the kernel's time). One thread has the copy
+// engine (TMA) bring a stage with three tensor copies and one bulk copy, kW8Ahead blocks ahead of the one it is
+// about to multiply; a stage's barrier completes when its bytes have landed, and each warp releases the stage
+// through a second barrier once its MMAs and reads are done. So a warpgroup waits for the other only when that
+// one is blocks behind. (Before, every thread issued its share of 16-byte cp.async copies and a __syncthreads
+// ended each block: 64-row wq_b 24.7 -> 21.4 us, wo_b 27.7 -> 23.6. The copies come from a thread of the
+// first warp rather than a producer warp of its own: a ninth warp would cap every thread at 168 registers,
+// the register file of an SM quarter holding three warps, and the two sets of fragments and partial sums
+// below need ~175.) Blocks go in pairs within a warpgroup: the second block's fragments are converted and its
+// MMAs issued while the first's run, and the first's partial sums are scaled while the second's run (two sets
+// of fragments and partial sums alternate; nothing is in flight across the loop's back edge: the compiler
+// otherwise serializes every MMA). K is split over a cluster as in k_mma, at 128-channel blocks
+// (launch_mma_fp8 chooses the split).
+constexpr int kW8Stages = 6;
+constexpr int kW8Ahead = 3;                          // blocks in flight; slack of kW8Stages - kW8Ahead - 1
+constexpr int kW8Threads = 256;                      // two warpgroups
+constexpr int kW8WBytes = kBN * 128;                 // a block's weights: 128 rows x 128 bytes
+constexpr int kW8XOff = kW8WBytes;                   // then the activations, 1024-byte aligned (the swizzle atom)
 constexpr int kW8XHalf = kBM * 128;                  // one 64-channel half of them: 64 rows x 128 bytes
 constexpr int kW8XsOff = kW8XOff + 2 * kW8XHalf;     // then the 64 rows' scales of the block
-constexpr int kW8Stage = (kW8XsOff + kBM * 4 + 1023) / 1024 * 1024;  // stages 1024-byte aligned (the swizzle atom)
+constexpr int kW8Stage = (kW8XsOff + kBM * 4 + 1023) / 1024 * 1024;
 constexpr int kW8WsOff = kW8Stages * kW8Stage;       // the CTA's weight scale row, up to kW8MaxBlocks bytes
 constexpr int kW8MaxBlocks = 256;                    // 128-channel blocks of K (K <= 32768)
-constexpr int kW8Smem = 1024 + (kW8WsOff + kW8MaxBlocks > kEpiBytes ? kW8WsOff + kW8MaxBlocks : kEpiBytes);
-static_assert(kW8XOff % 1024 == 0 && kW8Ahead >= 1 && kW8Smem <= 227 * 1024, "k_mma_fp8's stages");
+constexpr int kW8BarOff = kW8WsOff + kW8MaxBlocks;   // the stages' barriers: full[kW8Stages], then free[kW8Stages]
+constexpr int kW8End = kW8BarOff + 2 * kW8Stages * 8;
+constexpr int kW8Smem = 1024 + (kW8End > kEpiBytes ? kW8End : kEpiBytes);
+static_assert(kW8XOff % 1024 == 0 && kW8Stage % 1024 == 0 && kW8BarOff % 8 == 0 && kW8Smem <= 227 * 1024,
+              "k_mma_fp8's stages");
 
 // Descriptor of a K-major operand in the 128-byte swizzled layout: 8-row groups 1024 bytes apart (the stride
 // dimension's byte offset, in 16-byte units); the leading dimension's offset is unused for this layout.
@@ -771,14 +782,16 @@ __device__ __forceinline__ void wgmma_wait_all() { STRATA_WGMMA("wgmma.wait_grou
 
 __device__ __forceinline__ void wgmma_wait_prev() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
 
-// xq: the staged rows (f16 [m][groups * cols]); xs: their powers of two, block-major (fp32 [groups * cols / 128]
+// tw: the weights as a 2-D map of bytes (cols x groups * rows, box 128 x 128); tx: the staged rows (f16 [m][groups *
+// cols], box 64 x 64), both 128-byte swizzled; xs: their powers of two, block-major (fp32 [groups * cols / 128]
 // [ldxs], ldxs = m rounded up to 4). blockIdx.x = ((feature block * tiles) + row tile) * splits + rank: the row
 // tiles of a feature block run side by side and share its weights in L2 (at 256 rows this measured the same as
 // tile-major order, whose tiles' weights L2 still held).
-__global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq, const float *xs, int ldxs,
-                                                    int tiles, int splits) {
+__global__ void __launch_bounds__(kW8Threads, 1) k_mma_fp8(const __grid_constant__ CUtensorMap tw,
+                                                           const __grid_constant__ CUtensorMap tx, GemmArgs a,
+                                                           const float *xs, int ldxs, int tiles, int splits) {
     strata_grid_begin();
-    constexpr int S = kW8Stages, L = kW8Ahead;
+    constexpr int S = kW8Stages;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
     const int rank = blockIdx.x % splits, rest = blockIdx.x / splits;
@@ -786,47 +799,43 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
     if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int n0 = (rest / tiles) * kBN;
-    const int ldq = a.groups * a.cols, kblocks = a.cols / 128;
+    const int kblocks = a.cols / 128;
     const int per = (kblocks + splits - 1) / splits;
     const int kb_lo = min(kblocks, rank * per), steps = min(kblocks, kb_lo + per) - kb_lo;
 
-    uint8_t *wsS = smem + kW8WsOff;  // the weight scale row, visible after the loop's first barrier
-    for (int i = tid; i < kblocks; i += 256) wsS[i] = __ldg(t.s + (size_t) (n0 >> 7) * kblocks + i);
-
-    // per thread and block: 4 weight chunks (8 per 128-byte row) and 4 activation chunks (16 per row: chunk
-    // c16 to half c16 / 8, at (c16 % 8) ^ (row % 8)); threads 0..15 also copy the rows' scales, 4 rows each
-    const uint8_t *wsrc[4];
-    const __half *xsrc[4];
-    int wdst[4], xdst[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int i = tid + 256 * j;
-        const int r = i >> 3, c = i & 7, n = n0 + r;
-        wsrc[j] = n < a.rows ? t.w + (size_t) n * a.cols + 16 * c : nullptr;
-        wdst[j] = r * kW8Row + 16 * c;
-        const int rr = i >> 4, c16 = i & 15, row = t.r0 + rr;
-        xsrc[j] = row < t.r1 ? xq + (size_t) row * ldq + t.xcol + 8 * c16 : nullptr;
-        xdst[j] = kW8XOff + (c16 >> 3) * kW8XHalf + rr * 128 + (((c16 & 7) ^ (rr & 7)) << 4);
-    }
-    const int xs_rows = tid < 16 ? max(0, min(4, t.r1 - (t.r0 + 4 * tid))) : 0;
-    const float *xs_src = xs + (size_t) (t.xcol / 128 + kb_lo) * ldxs + t.r0 + 4 * tid;
-    auto issue = [&](int step) {
-        unsigned char *st = smem + (step % S) * kW8Stage;
-        const int k0 = (kb_lo + step) * 128;
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            cp_async16(st + wdst[j], wsrc[j] ? wsrc[j] + k0 : t.w, wsrc[j] != nullptr);
-            cp_async16(st + xdst[j], xsrc[j] ? xsrc[j] + k0 : xq, xsrc[j] != nullptr);
+    uint8_t *wsS = smem + kW8WsOff;  // the weight scale row
+    for (int i = tid; i < kblocks; i += kW8Threads) wsS[i] = __ldg(t.s + (size_t) (n0 >> 7) * kblocks + i);
+    uint64_t *full = reinterpret_cast<uint64_t *>(smem + kW8BarOff), *freed = full + S;
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + s, 1);   // the copying thread's arrival, and the stage's bytes
+            mbar_init(freed + s, 8);  // each warp, its MMAs and reads of the stage done
         }
-        if (tid < 16)  // rows past the tile read as zero scales
-            cp_async16_bytes(st + kW8XsOff + 16 * tid, xs_rows ? xs_src + (size_t) step * ldxs : xs, 4 * xs_rows);
+        mbar_init_fence();
+    }
+    __syncthreads();
+
+    // block s of this CTA's K range into stage s % S, once every warp has released the block S before it
+    const int wrow = blockIdx.z * a.rows + n0, xbytes = 4 * ((t.r1 - t.r0 + 3) & ~3);
+    const float *xs_src = xs + (size_t) (t.xcol / 128 + kb_lo) * ldxs + t.r0;
+    auto produce = [&](int s) {
+        const int slot = s % S, k0 = (kb_lo + s) * 128;
+        if (s >= S) mbar_wait(freed + slot, (s / S - 1) & 1);
+        unsigned char *st = smem + slot * kW8Stage;
+        mbar_arrive_expect(full + slot, kW8WBytes + 2 * kW8XHalf + xbytes);
+        tma_load_2d(st, &tw, k0, wrow, full + slot);
+        tma_load_2d(st + kW8XOff, &tx, t.xcol + k0, t.r0, full + slot);
+        tma_load_2d(st + kW8XOff + kW8XHalf, &tx, t.xcol + k0 + 64, t.r0, full + slot);
+        bulk_load(st + kW8XsOff, xs_src + (size_t) s * ldxs, xbytes, full + slot);  // rows past the tile: stale
     };
+    if (tid == 0)
+        for (int s = 0; s < kW8Ahead && s < steps; s++) produce(s);
 
     // this warp's 16 features: f0 + g and f0 + g + 8 of the CTA's 128; ldmatrix p of a block takes matrices
-    // (features 0-7, k step 2p), (8-15, 2p), (0-7, 2p + 1), (8-15, 2p + 1)
-    const int g = lane >> 2, lt = lane & 3, lmat = lane >> 3, wg = warp >> 2;
-    const int f0 = wg * 64 + (warp & 3) * 16;
-    const int a_off = (f0 + (lmat & 1) * 8 + (lane & 7)) * kW8Row + (lmat >> 1) * 16;
+    // (features 0-7, k step 2p), (8-15, 2p), (0-7, 2p + 1), (8-15, 2p + 1): lane 8j + i the row of feature
+    // f0 + 8 (j & 1) + i, its 16-byte chunk 2p + (j >> 1), swizzled by i
+    const int g = lane >> 2, lt = lane & 3, lmat = lane >> 3;
+    const int f0 = (warp >> 2) * 64 + (warp & 3) * 16, a_row = (f0 + (lmat & 1) * 8 + (lane & 7)) * 128;
 
     float acc[32], pa[32], pb[32];
     uint32_t fa[8][4], fb[8][4];
@@ -848,24 +857,25 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
             acc[4 * j + 3] = fmaf(p[4 * j + 3], s1, acc[4 * j + 3]);
         }
     };
-    // block b's MMAs into p are complete: p as this point of the instruction stream leaves it, then promoted
+    // block b's MMAs into p are complete: p as this point of the instruction stream leaves it, promoted, and the
+    // stage released
     auto retire = [&](float (&p)[32], int b) {
 #pragma unroll
         for (int e = 0; e < 32; e++) pin(p[e]);
         promote(p, b);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(freed + b % S);
     };
-    // block b: once its stage has landed, its 16 features' bytes as f16 fragments f and its MMAs into p
+    // block b: the copies of block b + kW8Ahead asked for; once b's stage has landed, its 16 features' bytes as
+    // f16 fragments f and its MMAs into p
     auto block = [&](int b, uint32_t (&f)[8][4], float (&p)[32]) {
-        cp_async_wait<L - 1>();  // block b has landed for this thread
-        fence_proxy_async_shared();
-        __syncthreads();  // ... for every thread; and every MMA of block b - 2 is complete: its stage is free
-        if (b + L < steps) issue(b + L);
-        cp_async_commit();
+        if (tid == 0 && b + kW8Ahead < steps) produce(b + kW8Ahead);
+        mbar_wait(full + b % S, (b / S) & 1);
         const unsigned char *st = smem + (b % S) * kW8Stage;
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             uint32_t w[4];
-            ldmatrix_x4(w[0], w[1], w[2], w[3], st + a_off + 32 * q);
+            ldmatrix_x4(w[0], w[1], w[2], w[3], st + a_row + ((((2 * q) | (lmat >> 1)) ^ (lane & 7)) << 4));
 #pragma unroll
             for (int h = 0; h < 2; h++) {  // k step 2q + h: features 0-7 in w[2h], 8-15 in w[2h + 1]
                 f[2 * q + h][0] = e4m3x2_to_f16x2(w[2 * h]);
@@ -888,11 +898,6 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
         wgmma_commit();
     };
 
-#pragma unroll
-    for (int s = 0; s < L; s++) {
-        if (s < steps) issue(s);
-        cp_async_commit();
-    }
     for (int b = 0; b < steps; b += 2) {
 #pragma unroll
         for (int e = 0; e < 32; e++) pa[e] = pb[e] = 0.f;
@@ -908,8 +913,7 @@ __global__ void __launch_bounds__(256, 1) k_mma_fp8(GemmArgs a, const __half *xq
             retire(pa, b);
         }
     }
-    cp_async_wait<0>();
-    __syncthreads();  // the staging area overlaps the stages
+    __syncthreads();  // every block is multiplied; the staging area overlaps the stages
     // d[4j + e]: feature f0 + g + 8 (e >> 1), row 8j + 2t + (e & 1) into store_staged_tile's sub-tiles
     float *C = reinterpret_cast<float *>(smem);
 #pragma unroll
@@ -1456,11 +1460,41 @@ cudaError_t launch_mma(const GemmArgs &a, cudaStream_t st) {
                                  (size_t) mma_smem<FMT>(), st, splits, a, splits);
 }
 
+// cuTensorMapEncodeTiled, from the driver through the runtime (the library links no driver API), or null.
+using EncodeTiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                 const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiled encode_tiled() {
+    static const EncodeTiled fn = [] {
+        void *p = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess
+            || q != cudaDriverEntryPointSuccess) {
+            return (EncodeTiled) nullptr;
+        }
+        return reinterpret_cast<EncodeTiled>(p);
+    }();
+    return fn;
+}
+
+// A row-major 2-D tensor (cols x rows elements of `bytes` each, rows `pitch` bytes apart) as a map whose box is
+// box_cols x box_rows, 128-byte swizzled (box_cols * bytes must be 128).
+bool encode_map(CUtensorMap *map, CUtensorMapDataType type, const void *base, uint64_t cols, uint64_t rows,
+                uint64_t pitch, uint32_t box_cols, uint32_t box_rows) {
+    const EncodeTiled fn = encode_tiled();
+    const cuuint64_t dims[2] = {cols, rows}, strides[1] = {pitch};
+    const cuuint32_t box[2] = {box_cols, box_rows}, unit[2] = {1, 1};
+    return fn != nullptr
+           && fn(map, type, 2, const_cast<void *>(base), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+                  == CUDA_SUCCESS;
+}
+
 // Whether a plain GEMM takes k_mma_fp8: FP8 weights of 128-channel blocks, more rows than the decode kernels
-// take, 16-byte aligned rows, a Hopper GPU.
+// take, 16-byte aligned rows, a Hopper GPU and a driver that encodes tensor maps.
 bool mma_fp8_fits(const GemmArgs &a) {
     if (a.fmt != kFp8 || a.offsets != nullptr || a.m <= kSkinnyRowsMax || a.cols % 128 != 0
-        || a.cols / 128 > kW8MaxBlocks || !weights_aligned16(a)) {
+        || a.cols / 128 > kW8MaxBlocks || !weights_aligned16(a) || encode_tiled() == nullptr) {
         return false;
     }
     int dev = 0, major = 0, minor = 0;  // wgmma: the sm_90a code, which runs on compute capability 9.0 only
@@ -1481,7 +1515,7 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
         if (cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) != cudaSuccess) return c;
         for (int i = 0; i < 8; i++) {
             cudaLaunchAttribute attr;
-            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(i + 1), dim3(256), kW8Smem, 0, i + 1, &attr);
+            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(i + 1), dim3(kW8Threads), kW8Smem, 0, i + 1, &attr);
             if (cudaOccupancyMaxActiveClusters(&c[i], k_mma_fp8, &cfg) != cudaSuccess) c[i] = 0;
         }
         return c;
@@ -1503,8 +1537,17 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
             splits = k;
         }
     }
-    return strata_launch_cluster(k_mma_fp8, dim3(nblocks * tiles * splits, 1, a.groups), dim3(256), (size_t) kW8Smem,
-                                 st, splits, a, xq, xs, ldxs, tiles, splits);
+    // the weights over every group's rows (a box past a group's last row reads the next group's or zeros:
+    // features that are never stored), the staged rows over every group's channels
+    CUtensorMap tw, tx;
+    if (!encode_map(&tw, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.w, (uint64_t) a.cols, (uint64_t) a.groups * a.rows,
+                    (uint64_t) a.cols, 128, kBN)
+        || !encode_map(&tx, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, xq, (uint64_t) a.groups * a.cols, (uint64_t) a.m,
+                       (uint64_t) a.groups * a.cols * 2, 64, kBM)) {
+        return cudaErrorInvalidValue;
+    }
+    return strata_launch_cluster(k_mma_fp8, dim3(nblocks * tiles * splits, 1, a.groups), dim3(kW8Threads),
+                                 (size_t) kW8Smem, st, splits, tw, tx, a, xs, ldxs, tiles, splits);
 }
 
 template <int FMT, int MT>
