@@ -21,11 +21,6 @@ __device__ __forceinline__ void cp_async16_row_stream(void *dst, const void *src
                  "r"(valid ? 16 : 0));
 }
 
-// 16 bytes of which the first `bytes` (0..16) are read from src and the rest written as zeros.
-__device__ __forceinline__ void cp_async16_bytes(void *dst, const void *src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(bytes));
-}
-
 __device__ __forceinline__ void cp_async8(void *dst, const void *src, bool valid) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                  "r"(valid ? 8 : 0));

@@ -809,7 +809,7 @@ __global__ void __launch_bounds__(kW8Threads, 1) k_mma_fp8(const __grid_constant
     if (tid == 0) {
         for (int s = 0; s < S; s++) {
             mbar_init(full + s, 1);   // the copying thread's arrival, and the stage's bytes
-            mbar_init(freed + s, 8);  // each warp, its MMAs and reads of the stage done
+            mbar_init(freed + s, kW8Threads / 32);  // each warp, its MMAs and reads of the stage done
         }
         mbar_init_fence();
     }
@@ -840,7 +840,7 @@ __global__ void __launch_bounds__(kW8Threads, 1) k_mma_fp8(const __grid_constant
     float acc[32], pa[32], pb[32];
     uint32_t fa[8][4], fb[8][4];
 #pragma unroll
-    for (int e = 0; e < 32; e++) acc[e] = pa[e] = pb[e] = 0.f;
+    for (int e = 0; e < 32; e++) acc[e] = 0.f;
 
     // block b's partial sums (d[4j + e]: feature g + 8 (e >> 1) of the warp's 16, row 8j + 2t + (e & 1)) times
     // the weight scale and each row's power of two, into acc
