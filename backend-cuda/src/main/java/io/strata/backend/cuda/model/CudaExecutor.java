@@ -121,9 +121,10 @@ public final class CudaExecutor implements ModelExecutor {
             config.indexer().topk(), context / 128))) + (long) maxBatchTokens * (context / 4) * 2;
         long free = memInfo()[0];
         if (free < activations) {
+            long resident = store.bytes();
             store.close();
             throw new IllegalStateException("model " + options.modelId() + " does not fit on " + device + ": weights "
-                + gib(store.bytes()) + " are resident, a step of strata.engine.max-num-batched-tokens=" + maxBatchTokens
+                + gib(resident) + " are resident, a step of strata.engine.max-num-batched-tokens=" + maxBatchTokens
                 + " needs " + gib(activations) + " of activations, but only " + gib(free) + " are free; lower"
                 + " strata.engine.max-num-batched-tokens or strata.model.max-model-len, or free the GPU");
         }

@@ -47,12 +47,22 @@ class DeviceMemoryAtLoadTest {
                 }
             }
             System.out.printf("device memory left free for the load: %.1f MiB%n", free() / 1048576.0);
+            // Usually the weights do not fit; where the device still places them (its free figure is not exact to
+            // the megabyte) the step's activations do not, and the refusal names the weights it had placed. Either
+            // way the message says what was needed, what was free and which setting to change.
             assertThatThrownBy(() -> new CudaBackendProvider().load(config, ckpt, opts))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("does not fit on cuda:0")
-                .hasMessageContaining("were free")
-                .hasMessageContaining("strata.backend")
-                .satisfies(e -> System.out.println("refused: " + e.getMessage()));
+                .satisfies(e -> {
+                    System.out.println("refused: " + e.getMessage());
+                    String m = e.getMessage();
+                    if (m.contains("are resident")) {
+                        assertThat(m).contains("of activations, but only", "strata.engine.max-num-batched-tokens")
+                            .doesNotContain("weights 0.0 MiB");
+                    } else {
+                        assertThat(m).contains("its weights need", "were free", "strata.backend");
+                    }
+                });
             ballast.forEach(DeviceBuffer::close);
             ballast.clear();
             try (var exec = new CudaBackendProvider().load(config, ckpt, opts)) {
