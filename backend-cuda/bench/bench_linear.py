@@ -22,6 +22,7 @@ I64, I32 = ctypes.c_int64, ctypes.c_int
 dev = torch.device("cuda")
 BF16, F32, FP8, FP4 = 0, 1, 2, 3
 DIM, EXPERTS, TOPK, INTER = 4096, 256, 6, 2048
+VOCAB = 129280  # V4-Flash's vocabulary: the bf16 output head's rows
 
 
 def load(path):
@@ -299,15 +300,18 @@ def main():
             lambda: plain(lib, "shared w1", FP8, INTER, DIM, m),
             lambda: plain(lib, "shared w2", FP8, DIM, INTER, m),
             lambda: plain(lib, "gate (bf16)", BF16, EXPERTS, DIM, m),
+            lambda: plain(lib, "c4 compressor (bf16)", BF16, 2048, DIM, m),  # wkv and wgate stacked, overlapping
+            lambda: plain(lib, "head (bf16)", BF16, VOCAB, DIM, m),
             lambda: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m),
             lambda: experts(lib, "experts w2 (fp4)", FP4, DIM, INTER, m),
         ]
         if hasattr(lib, "strata_moe_expert_linear_pair"):
             cases.append(lambda: experts(lib, "experts w1+w3 pair", FP4, INTER, DIM, m, paired=True))
+        plain_cases = 11
         if a.plain_only:
-            cases = cases[:9]
+            cases = cases[:plain_cases]
         elif a.experts_only:
-            cases = cases[9:]
+            cases = cases[plain_cases:]
         if a.tiles:
             for tile in [int(t) for t in a.tiles.split(",")]:
                 cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))

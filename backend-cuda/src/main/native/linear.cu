@@ -951,6 +951,124 @@ __global__ void k_stage_f16(const __nv_bfloat16 *x, int lda, int m, int cols, in
     if (lane == 0) xs[(size_t) kb * ldxs + r] = __uint_as_float(e << 23);
 }
 
+// ---- bf16 weights of the output head's width: both operands of the warpgroup MMA from the copy engine ------
+// (mma_bf16_fits says which GEMMs.) k_mma's bf16 path moves its stages with every thread's cp.async copies and ends each 64-channel step with a
+// __syncthreads, the chain of waits that held k_mma_fp8 back (docs/benchmarks.md). bf16 needs no conversion, so
+// here nothing but the MMAs touches the data: one thread has TMA bring a step's 128 weight rows and 64
+// activation rows (64 channels each, 128-byte swizzled), kB16Ahead steps ahead, and each warpgroup multiplies
+// its 64 features by all 64 rows with both operands read from shared memory through descriptors (wgmma
+// m64n64k16, bf16 in, fp32 accumulators kept in the MMA across the whole K range). A warp releases a stage
+// once its warpgroup's MMAs of it are complete; two CTAs share an SM. K is split over a cluster as in k_mma,
+// in whole steps, and the cluster sums its partial tiles the same way (store_staged_tile). The products are
+// exact and summed in fp32, in another order than k_mma's.
+constexpr int kB16Threads = 256;                      // two warpgroups: features 0-63 and 64-127 of the tile
+constexpr int kB16Stages = 4;
+constexpr int kB16Ahead = kB16Stages - 1;             // a stage is refilled right after every warp released it
+constexpr int kB16WBytes = kBN * 128;                 // a step's weights: 128 rows x 64 channels
+constexpr int kB16XOff = kB16WBytes;                  // then the 64 activation rows x 64 channels
+constexpr int kB16Stage = kB16WBytes + kBM * 128;
+constexpr int kB16BarOff = kB16Stages * kB16Stage;    // full[kB16Stages], then freed[kB16Stages]
+constexpr int kB16End = kB16BarOff + 2 * kB16Stages * 8;
+constexpr int kB16Smem = 1024 + (kB16End > kEpiBytes ? kB16End : kEpiBytes);
+static_assert(kB16Stage % 1024 == 0 && 2 * kB16Smem <= 227 * 1024, "k_mma_bf16's stages, two CTAs per SM");
+
+// d[64 features x 64 rows of this warpgroup] += A (64 features x 16 k) * B (64 rows x 16 k), both K-major from
+// shared memory. d[4j + e]: feature 16 (warp % 4) + g + 8 (e >> 1), row 8j + 2t + (e & 1).
+__device__ __forceinline__ void wgmma_bf16_m64n64k16(float (&d)[32], uint64_t a, uint64_t b) {
+    STRATA_WGMMA(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+        "%32, %33, 1, 1, 1, 0, 0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b));
+}
+
+// tw: the weights as a 2-D map of bf16 (cols x groups * rows, box 64 x 128); tx: the activations (groups * cols x
+// m, rows lda apart, box 64 x 64); both 128-byte swizzled. blockIdx.x = ((feature block * tiles) + row tile) *
+// splits + rank, as k_mma_fp8.
+__global__ void __launch_bounds__(kB16Threads, 2)
+    k_mma_bf16(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx, GemmArgs a, int tiles,
+               int splits) {
+    strata_grid_begin();
+    constexpr int S = kB16Stages;
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    const int rank = blockIdx.x % splits, rest = blockIdx.x / splits;
+    const Tile t = resolve_tile(a, rest % tiles, kBM, blockIdx.z);
+    if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int n0 = (rest / tiles) * kBN;
+    const int ksteps = a.cols / 64;
+    const int per = (ksteps + splits - 1) / splits;
+    const int ks_lo = min(ksteps, rank * per), steps = min(ksteps, ks_lo + per) - ks_lo;
+
+    uint64_t *full = reinterpret_cast<uint64_t *>(smem + kB16BarOff), *freed = full + S;
+    if (tid == 0) {
+        for (int s = 0; s < S; s++) {
+            mbar_init(full + s, 1);                  // the copying thread's arrival, and the stage's bytes
+            mbar_init(freed + s, kB16Threads / 32);  // each warp, its warpgroup's MMAs of the stage complete
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+
+    const int wrow = blockIdx.z * a.rows + n0;
+    // step s of this CTA's K range into stage s % S, once every warp has released the step S before it
+    auto produce = [&](int s) {
+        const int slot = s % S, k0 = (ks_lo + s) * 64;
+        if (s >= S) mbar_wait(freed + slot, (s / S - 1) & 1);
+        unsigned char *st = smem + slot * kB16Stage;
+        mbar_arrive_expect(full + slot, kB16Stage);
+        tma_load_2d(st, &tw, k0, wrow, full + slot);
+        tma_load_2d(st + kB16XOff, &tx, t.xcol + k0, t.r0, full + slot);  // rows past m land as zeros
+    };
+    if (tid == 0)
+        for (int s = 0; s < kB16Ahead && s < steps; s++) produce(s);
+
+    const int wg = warp >> 2;
+    float acc[32];
+#pragma unroll
+    for (int e = 0; e < 32; e++) acc[e] = 0.f;
+    auto release = [&](int b) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(freed + b % S);
+    };
+    for (int b = 0; b < steps; b++) {
+        mbar_wait(full + b % S, (b / S) & 1);
+        const unsigned char *st = smem + (b % S) * kB16Stage;
+#pragma unroll
+        for (int e = 0; e < 32; e++) pin(acc[e]);
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)  // 16 channels: 32 bytes into the swizzled 128-byte rows
+            wgmma_bf16_m64n64k16(acc, wgmma_desc_sw128(st + wg * 64 * 128 + 32 * ks),
+                                 wgmma_desc_sw128(st + kB16XOff + 32 * ks));
+        wgmma_commit();
+        if (b > 0) {
+            wgmma_wait_prev();  // step b - 1's MMAs are complete (b's may still run)
+            release(b - 1);
+        }
+        if (tid == 0 && b + kB16Ahead < steps) produce(b + kB16Ahead);
+    }
+    wgmma_wait_all();
+#pragma unroll
+    for (int e = 0; e < 32; e++) pin(acc[e]);
+    __syncthreads();  // every step is multiplied; the staging area overlaps the stages
+    // d[4j + e]: feature f0 + g + 8 (e >> 1), row 8j + 2t + (e & 1) into store_staged_tile's sub-tiles
+    const int g = lane >> 2, lt = lane & 3, f0 = wg * 64 + (warp & 3) * 16;
+    float *C = reinterpret_cast<float *>(smem);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+        const int f = f0 + g + 8 * ((e >> 1) & 1), r = 8 * (e >> 2) + 2 * lt + (e & 1);
+        C[((r >> 5) * 4 + (f >> 5)) * 32 * kEpiLd + (r & 31) * kEpiLd + (f & 31)] = acc[e];
+    }
+    store_staged_tile(a, t, smem, n0, splits, rank);
+}
+
 // ---- tensor-core decode kernel: FP8 / FP4 weights, tiles of at most 8 activation rows --------------------
 // The skinny kernel spends its instructions turning weights into fp32 and on FMAs, about as many as the
 // memory system delivers bytes. Here the tensor cores do the multiply-adds (mma.sync m16n8k16, f16 inputs,
@@ -1490,6 +1608,15 @@ bool encode_map(CUtensorMap *map, CUtensorMapDataType type, const void *base, ui
                   == CUDA_SUCCESS;
 }
 
+// Whether the current device runs the sm_90a code that holds wgmma: compute capability 9.0 only.
+bool wgmma_device() {
+    int dev = 0, major = 0, minor = 0;
+    return cudaGetDevice(&dev) == cudaSuccess
+           && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess
+           && cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9
+           && minor == 0;
+}
+
 // Whether a plain GEMM takes k_mma_fp8: FP8 weights of 128-channel blocks, more rows than the decode kernels
 // take, 16-byte aligned rows, a Hopper GPU and a driver that encodes tensor maps.
 bool mma_fp8_fits(const GemmArgs &a) {
@@ -1497,46 +1624,50 @@ bool mma_fp8_fits(const GemmArgs &a) {
         || a.cols / 128 > kW8MaxBlocks || !weights_aligned16(a) || encode_tiled() == nullptr) {
         return false;
     }
-    int dev = 0, major = 0, minor = 0;  // wgmma: the sm_90a code, which runs on compute capability 9.0 only
-    return cudaGetDevice(&dev) == cudaSuccess
-           && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess
-           && cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9
-           && minor == 0;
+    return wgmma_device();
 }
 
-cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs, int ldxs, cudaStream_t st) {
-    const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM, kblocks = a.cols / 128;
-    // clusters of 1 to 8 CTAs that run at once: a property of the compiled kernel and the GPU, asked once. A GPC
-    // holds whole clusters, so they are not the SMs divided by the cluster size: with this kernel's one CTA per
-    // SM, an H200 runs 132 single CTAs but only 30 clusters of 4 (120 CTAs), and 128 CTAs in clusters of 4 took
-    // two waves (backend-cuda/bench/clusters.cu)
-    static const std::array<int, 8> capacity = [] {
-        std::array<int, 8> c{};
-        if (cudaFuncSetAttribute(k_mma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, kW8Smem) != cudaSuccess) return c;
-        for (int i = 0; i < 8; i++) {
-            cudaLaunchAttribute attr;
-            const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(i + 1), dim3(kW8Threads), kW8Smem, 0, i + 1, &attr);
-            if (cudaOccupancyMaxActiveClusters(&c[i], k_mma_fp8, &cfg) != cudaSuccess) c[i] = 0;
-        }
-        return c;
-    }();
-    if (capacity[0] < 1) return cudaErrorInvalidConfiguration;
-    // K split over a cluster of `splits` CTAs, in whole 128-channel blocks (at least a pair per CTA): the split
-    // whose waves of clusters times blocks per CTA (plus 8 blocks' worth per wave for filling and emptying the
-    // ring and the cluster's sum: 64-row wo_b, 36.8 us in one wave of 64 CTAs against 38.9 in three of 256)
-    // is least; a tie keeps the smaller split. Any size up to 8: 64-row wo_b's 32 feature blocks fit one wave
-    // in clusters of 3 (not of 4), with a third fewer blocks per CTA than in pairs
-    const int base = nblocks * tiles * a.groups;
+// Clusters of 1 to 8 CTAs of a kernel that run at once: a property of the compiled kernel and the GPU, asked
+// once per kernel. A GPC holds whole clusters, so they are not the SMs divided by the cluster size: with
+// k_mma_fp8's one CTA per SM, an H200 runs 132 single CTAs but only 30 clusters of 4 (120 CTAs), and 128 CTAs
+// in clusters of 4 took two waves (backend-cuda/bench/clusters.cu)
+template <typename Kernel>
+std::array<int, 8> cluster_capacity(Kernel kernel, int smem, int threads) {
+    std::array<int, 8> c{};
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) return c;
+    for (int i = 0; i < 8; i++) {
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = strata_cluster_config(dim3(i + 1), dim3(threads), smem, 0, i + 1, &attr);
+        if (cudaOccupancyMaxActiveClusters(&c[i], kernel, &cfg) != cudaSuccess) c[i] = 0;
+    }
+    return c;
+}
+
+// K split over a cluster of `splits` CTAs for `base` tiles of `ksteps` K steps (whole steps, at least a pair per
+// CTA): the split whose waves of clusters times steps per CTA (plus 8 steps' worth per wave for filling and
+// emptying the ring and the cluster's sum: 64-row wo_b, 36.8 us in one wave of 64 CTAs against 38.9 in three of
+// 256) is least; a tie keeps the smaller split. Any size up to 8: 64-row wo_b's 32 feature blocks fit one wave
+// in clusters of 3 (not of 4), with a third fewer blocks per CTA than in pairs
+int cluster_split(const std::array<int, 8> &capacity, int64_t base, int ksteps) {
     int splits = 1;
     int64_t best = INT64_MAX;
-    for (int k = 1; k <= 8 && kblocks >= 2 * k; k++) {
+    for (int k = 1; k <= 8 && ksteps >= 2 * k; k++) {
         if (capacity[k - 1] < 1) continue;
-        const int64_t waves = (base + capacity[k - 1] - 1) / capacity[k - 1], steps = (kblocks + k - 1) / k;
+        const int64_t waves = (base + capacity[k - 1] - 1) / capacity[k - 1], steps = (ksteps + k - 1) / k;
         if (waves * (steps + 8) < best) {
             best = waves * (steps + 8);
             splits = k;
         }
     }
+    return splits;
+}
+
+cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs, int ldxs, cudaStream_t st) {
+    const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM, kblocks = a.cols / 128;
+    static const std::array<int, 8> capacity = cluster_capacity(k_mma_fp8, kW8Smem, kW8Threads);
+    if (capacity[0] < 1) return cudaErrorInvalidConfiguration;
+    const int base = nblocks * tiles * a.groups;
+    const int splits = cluster_split(capacity, base, kblocks);  // in 128-channel blocks
     // the weights over every group's rows (a box past a group's last row reads the next group's or zeros:
     // features that are never stored), the staged rows over every group's channels
     CUtensorMap tw, tx;
@@ -1548,6 +1679,37 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
     }
     return strata_launch_cluster(k_mma_fp8, dim3(nblocks * tiles * splits, 1, a.groups), dim3(kW8Threads),
                                  (size_t) kW8Smem, st, splits, tw, tx, a, xs, ldxs, tiles, splits);
+}
+
+// Whether a bf16 GEMM that takes the tensor cores takes k_mma_bf16: a matrix of at least kMmaBf16MinFeatures
+// features (the output head), plain rows (no gather), whole 64-channel steps, 16-byte aligned rows, a Hopper GPU
+// and a driver that encodes tensor maps. The trunk's narrower bf16 GEMMs (router gate, compressors, indexer)
+// stay on k_mma although this kernel measured faster for them too (64 rows: gate 10.0 -> 7.2 us, a C4
+// compressor 15.5 -> 12.0): their outputs feed top-k choices, and with this kernel's summation order the
+// flash-shaped parity test's first logit row moved from 0.014 to 0.15 relative error against the CPU (every
+// other row as before) — presumably a near tie chosen the other way; not understood yet, so not taken.
+bool mma_bf16_fits(const GemmArgs &a) {
+    return a.fmt == kBf16 && a.rows >= kMmaBf16MinFeatures && a.offsets == nullptr && a.gather == nullptr
+           && a.cols % 64 == 0 && a.lda % 8 == 0
+           && (reinterpret_cast<uintptr_t>(a.x) & 15) == 0 && weights_aligned16(a) && wgmma_device()
+           && encode_tiled() != nullptr;
+}
+
+cudaError_t launch_mma_bf16(const GemmArgs &a, cudaStream_t st) {
+    const int nblocks = (a.rows + kBN - 1) / kBN, tiles = (a.m + kBM - 1) / kBM;
+    static const std::array<int, 8> capacity = cluster_capacity(k_mma_bf16, kB16Smem, kB16Threads);
+    if (capacity[0] < 1) return cudaErrorInvalidConfiguration;
+    const int base = nblocks * tiles * a.groups;
+    const int splits = cluster_split(capacity, base, a.cols / 64);  // in 64-channel steps: a block's weight bytes
+    CUtensorMap tw, tx;
+    if (!encode_map(&tw, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, a.w, (uint64_t) a.cols, (uint64_t) a.groups * a.rows,
+                    (uint64_t) a.cols * 2, 64, kBN)
+        || !encode_map(&tx, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, a.x, (uint64_t) a.groups * a.cols, (uint64_t) a.m,
+                       (uint64_t) a.lda * 2, 64, kBM)) {
+        return cudaErrorInvalidValue;
+    }
+    return strata_launch_cluster(k_mma_bf16, dim3(nblocks * tiles * splits, 1, a.groups), dim3(kB16Threads),
+                                 (size_t) kB16Smem, st, splits, tw, tx, a, tiles, splits);
 }
 
 template <int FMT, int MT>
@@ -1601,7 +1763,8 @@ cudaError_t launch_gemm(const GemmArgs &a, cudaStream_t st) {
         small = true;
     }
     switch (a.fmt) {
-        case kBf16: return small ? launch_skinny_rows<kBf16>(a, st) : launch_mma<kBf16>(a, st);
+        case kBf16: return small ? launch_skinny_rows<kBf16>(a, st)
+                                 : mma_bf16_fits(a) ? launch_mma_bf16(a, st) : launch_mma<kBf16>(a, st);
         case kFp8: return small ? launch_skinny_rows<kFp8>(a, st) : launch_mma<kFp8>(a, st);
         case kFp4: return small ? launch_skinny_rows<kFp4>(a, st) : launch_mma<kFp4>(a, st);
         default: return cudaErrorInvalidValue;
