@@ -31,6 +31,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@link #decodeStep}: 256 running requests at a long context each decode one token, as the scheduler
  *       runs it: {@code allocate} (which checks the step's pages fit), then after the (absent) forward pass
  *       {@code appendToken} and {@code commit}, which releases window pages and publishes full blocks.</li>
+ *   <li>{@link #decodeStepAndTables}: the same step, then every running request's block tables handed over as
+ *       the engine hands them to the backend ({@code BackendStepRunner.blockTables}): {@code snapshot}, each
+ *       table's array as the engine takes it (an unchanged table's array again), or {@code copy}, every table
+ *       copied each step (what the engine did before).</li>
  *   <li>{@link #prefillChunk}: one 8,192-token prefill chunk as the engine runs it ({@code allocate}, the
  *       best-effort {@code cacheBoundaryWindows} for its 31 inner boundaries, {@code commit}: hashing and
  *       publishing its 32 blocks, caching the boundary windows); every 32nd chunk also frees the request and
@@ -106,6 +110,29 @@ public class KvStepBenchmark {
             r.appendToken((int) (r.computed() & 0xffff));
             m.commit(r, 1);
             sum += r.computed();
+        }
+        return sum;
+    }
+
+    /** How the step's block tables reach the backend. */
+    @State(Scope.Thread)
+    public static class Tables {
+        @Param({"snapshot", "copy"})
+        public String handOver;
+    }
+
+    @Benchmark
+    public long decodeStepAndTables(Decode s, Tables t) {
+        long sum = decodeStep(s);
+        boolean copy = t.handOver.equals("copy");
+        for (KvRequest r : s.running) {
+            for (int g = 0; g < r.groups(); g++) {
+                int[] pages = r.table(g).snapshot();
+                if (copy) {
+                    pages = java.util.Arrays.copyOf(pages, pages.length);
+                }
+                sum += pages.length == 0 ? 0 : pages.length + pages[pages.length - 1];
+            }
         }
         return sum;
     }

@@ -120,7 +120,7 @@ final class BackendStepRunner implements StepRunner {
         BlockTable[] out = new BlockTable[kv.groups()];
         for (int g = 0; g < out.length; g++) {
             PageTable t = kv.table(g);
-            out[g] = new BlockTable(Math.toIntExact(t.base()), t.toArray());
+            out[g] = new BlockTable(Math.toIntExact(t.base()), t.snapshot());
         }
         return out;
     }

@@ -12,6 +12,8 @@ public final class PageTable {
     private long base;
     private int[] pages = new int[8];
     private int size;
+    /** The entries as {@link #snapshot()} last handed them out; null once the table has changed since. */
+    private int[] snapshot;
 
     /** Virtual index of entry 0. */
     public long base() {
@@ -38,13 +40,22 @@ public final class PageTable {
         return i < 0 || i >= size ? -1 : pages[(int) i];
     }
 
-    /** A copy of the entries from {@link #base()} on. */
-    public int[] toArray() {
-        return Arrays.copyOf(pages, size);
+    /**
+     * The entries from {@link #base()} on, in an array nobody may modify: the same array until the table changes.
+     * A decode step hands every running request's tables to the backend, and most steps change none of them (a
+     * compressed group gains a page every 256 positions, a window group moves once per page), so most steps
+     * copy nothing — at 128K positions a compressed group's table is 512 entries per request and group.
+     */
+    public int[] snapshot() {
+        if (snapshot == null) {
+            snapshot = Arrays.copyOf(pages, size);
+        }
+        return snapshot;
     }
 
     /** Maps a virtual page that is not mapped yet, growing the table at either end with -1 entries. */
     void put(long virtual, int page) {
+        snapshot = null;
         if (size == 0) {
             base = virtual;
         } else if (virtual < base) {
@@ -64,11 +75,13 @@ public final class PageTable {
     }
 
     void reset(long newBase) {
+        snapshot = null;
         base = newBase;
         size = 0;
     }
 
     void append(int page) {
+        snapshot = null;
         if (size == pages.length) {
             pages = Arrays.copyOf(pages, size * 2);
         }
@@ -80,6 +93,7 @@ public final class PageTable {
         if (n <= 0) {
             return;
         }
+        snapshot = null;
         if (n >= size) {
             base += size;
             size = 0;
