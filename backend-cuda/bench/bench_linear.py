@@ -290,7 +290,7 @@ def main():
     print(f"device copy bandwidth {bw:.0f} GB/s (read + write)")
     rows = []
     for m in [int(b) for b in a.batches.split(",")]:
-        cases = [
+        plain_cases = [
             lambda: plain(lib, "wq_a", FP8, 1024, DIM, m),
             lambda: plain(lib, "wq_b", FP8, 64 * 512, 1024, m),
             lambda: plain(lib, "wkv", FP8, 512, DIM, m),
@@ -302,16 +302,14 @@ def main():
             lambda: plain(lib, "gate (bf16)", BF16, EXPERTS, DIM, m),
             lambda: plain(lib, "c4 compressor (bf16)", BF16, 2048, DIM, m),  # wkv and wgate stacked, overlapping
             lambda: plain(lib, "head (bf16)", BF16, VOCAB, DIM, m),
+        ]
+        expert_cases = [
             lambda: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m),
             lambda: experts(lib, "experts w2 (fp4)", FP4, DIM, INTER, m),
         ]
         if hasattr(lib, "strata_moe_expert_linear_pair"):
-            cases.append(lambda: experts(lib, "experts w1+w3 pair", FP4, INTER, DIM, m, paired=True))
-        plain_cases = 11
-        if a.plain_only:
-            cases = cases[:plain_cases]
-        elif a.experts_only:
-            cases = cases[plain_cases:]
+            expert_cases.append(lambda: experts(lib, "experts w1+w3 pair", FP4, INTER, DIM, m, paired=True))
+        cases = plain_cases if a.plain_only else expert_cases if a.experts_only else plain_cases + expert_cases
         if a.tiles:
             for tile in [int(t) for t in a.tiles.split(",")]:
                 cases.append(lambda tile=tile: experts(lib, "experts w1 (fp4)", FP4, INTER, DIM, m, tile))

@@ -782,38 +782,82 @@ __device__ __forceinline__ void wgmma_wait_all() { STRATA_WGMMA("wgmma.wait_grou
 
 __device__ __forceinline__ void wgmma_wait_prev() { STRATA_WGMMA("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
 
+// Where a CTA of the warpgroup-MMA kernels works: its row tile, its first feature and its share [lo, lo + steps)
+// of the `ksteps` K steps. blockIdx.x = ((feature block * tiles) + row tile) * splits + rank: the row tiles of a
+// feature block run side by side and share its weights in L2 (at 256 rows this measured the same as tile-major
+// order, whose tiles' weights L2 still held); a cluster is one (feature block, row tile)'s splits.
+struct WgTile {
+    Tile t;
+    int splits, rank, n0, lo, steps;
+};
+
+__device__ __forceinline__ WgTile wg_tile(const GemmArgs &a, int tiles, int splits, int ksteps) {
+    WgTile w;
+    w.splits = splits;
+    w.rank = blockIdx.x % splits;
+    const int rest = blockIdx.x / splits;
+    w.t = resolve_tile(a, rest % tiles, kBM, blockIdx.z);
+    w.n0 = (rest / tiles) * kBN;
+    const int per = (ksteps + splits - 1) / splits;
+    w.lo = min(ksteps, w.rank * per);
+    w.steps = min(ksteps, w.lo + per) - w.lo;
+    return w;
+}
+
+// The shared memory of a kernel whose copy-engine stages use the 128-byte swizzle: 1024-byte aligned.
+__device__ __forceinline__ unsigned char *smem_1024(unsigned char *raw) {
+    return raw + ((1024 - (smem_addr(raw) & 1023)) & 1023);
+}
+
+// The stage barriers of a ring of `stages`: full[s] completes with the copying thread's arrival and the stage's
+// bytes, freed[s] with every warp's arrival once its MMAs and reads of the stage are done. Called by the whole CTA.
+__device__ __forceinline__ void stage_barriers_init(uint64_t *full, uint64_t *freed, int stages) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < stages; s++) {
+            mbar_init(full + s, 1);
+            mbar_init(freed + s, blockDim.x / 32);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+}
+
+// A warp's m64n64 accumulators (d[4j + e]: feature f0 + g + 8 (e >> 1), row 8j + 2t + (e & 1), f0 the warp's
+// first of the tile's 128 features) into store_staged_tile's sub-tiles, then the tile to y. The caller has
+// synchronised: the staging area overlaps the stages.
+__device__ __forceinline__ void store_wgmma_tile(const GemmArgs &a, const WgTile &w, const float (&acc)[32],
+                                                 unsigned char *smem, int f0) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, lt = lane & 3;
+    float *C = reinterpret_cast<float *>(smem);
+#pragma unroll
+    for (int e = 0; e < 32; e++) {
+        const int f = f0 + g + 8 * ((e >> 1) & 1), r = 8 * (e >> 2) + 2 * lt + (e & 1);
+        C[((r >> 5) * 4 + (f >> 5)) * 32 * kEpiLd + (r & 31) * kEpiLd + (f & 31)] = acc[e];
+    }
+    store_staged_tile(a, w.t, smem, w.n0, w.splits, w.rank);
+}
+
 // tw: the weights as a 2-D map of bytes (cols x groups * rows, box 128 x 128); tx: the staged rows (f16 [m][groups *
 // cols], box 64 x 64), both 128-byte swizzled; xs: their powers of two, block-major (fp32 [groups * cols / 128]
-// [ldxs], ldxs = m rounded up to 4). blockIdx.x = ((feature block * tiles) + row tile) * splits + rank: the row
-// tiles of a feature block run side by side and share its weights in L2 (at 256 rows this measured the same as
-// tile-major order, whose tiles' weights L2 still held).
+// [ldxs], ldxs = m rounded up to 4). The grid as wg_tile says, K in 128-channel blocks.
 __global__ void __launch_bounds__(kW8Threads, 1) k_mma_fp8(const __grid_constant__ CUtensorMap tw,
                                                            const __grid_constant__ CUtensorMap tx, GemmArgs a,
                                                            const float *xs, int ldxs, int tiles, int splits) {
     strata_grid_begin();
     constexpr int S = kW8Stages;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
-    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    const int rank = blockIdx.x % splits, rest = blockIdx.x / splits;
-    const Tile t = resolve_tile(a, rest % tiles, kBM, blockIdx.z);
+    unsigned char *smem = smem_1024(smem_raw);
+    const int kblocks = a.cols / 128;
+    const WgTile w = wg_tile(a, tiles, splits, kblocks);
+    const Tile &t = w.t;
     if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int n0 = (rest / tiles) * kBN;
-    const int kblocks = a.cols / 128;
-    const int per = (kblocks + splits - 1) / splits;
-    const int kb_lo = min(kblocks, rank * per), steps = min(kblocks, kb_lo + per) - kb_lo;
+    const int n0 = w.n0, kb_lo = w.lo, steps = w.steps;
 
     uint8_t *wsS = smem + kW8WsOff;  // the weight scale row
     for (int i = tid; i < kblocks; i += kW8Threads) wsS[i] = __ldg(t.s + (size_t) (n0 >> 7) * kblocks + i);
     uint64_t *full = reinterpret_cast<uint64_t *>(smem + kW8BarOff), *freed = full + S;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + s, 1);   // the copying thread's arrival, and the stage's bytes
-            mbar_init(freed + s, kW8Threads / 32);  // each warp, its MMAs and reads of the stage done
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
+    stage_barriers_init(full, freed, S);
 
     // block s of this CTA's K range into stage s % S, once every warp has released the block S before it
     const int wrow = blockIdx.z * a.rows + n0, xbytes = 4 * ((t.r1 - t.r0 + 3) & ~3);
@@ -831,10 +875,10 @@ __global__ void __launch_bounds__(kW8Threads, 1) k_mma_fp8(const __grid_constant
     if (tid == 0)
         for (int s = 0; s < kW8Ahead && s < steps; s++) produce(s);
 
-    // this warp's 16 features: f0 + g and f0 + g + 8 of the CTA's 128; ldmatrix p of a block takes matrices
+    // this warp's 16 features: f0 + 0-15 of the CTA's 128; ldmatrix p of a block takes matrices
     // (features 0-7, k step 2p), (8-15, 2p), (0-7, 2p + 1), (8-15, 2p + 1): lane 8j + i the row of feature
     // f0 + 8 (j & 1) + i, its 16-byte chunk 2p + (j >> 1), swizzled by i
-    const int g = lane >> 2, lt = lane & 3, lmat = lane >> 3;
+    const int lt = lane & 3, lmat = lane >> 3;
     const int f0 = (warp >> 2) * 64 + (warp & 3) * 16, a_row = (f0 + (lmat & 1) * 8 + (lane & 7)) * 128;
 
     float acc[32], pa[32], pb[32];
@@ -914,14 +958,7 @@ __global__ void __launch_bounds__(kW8Threads, 1) k_mma_fp8(const __grid_constant
         }
     }
     __syncthreads();  // every block is multiplied; the staging area overlaps the stages
-    // d[4j + e]: feature f0 + g + 8 (e >> 1), row 8j + 2t + (e & 1) into store_staged_tile's sub-tiles
-    float *C = reinterpret_cast<float *>(smem);
-#pragma unroll
-    for (int e = 0; e < 32; e++) {
-        const int f = f0 + g + 8 * ((e >> 1) & 1), r = 8 * (e >> 2) + 2 * lt + (e & 1);
-        C[((r >> 5) * 4 + (f >> 5)) * 32 * kEpiLd + (r & 31) * kEpiLd + (f & 31)] = acc[e];
-    }
-    store_staged_tile(a, t, smem, n0, splits, rank);
+    store_wgmma_tile(a, w, acc, smem, f0);
 }
 
 // The activation rows of k_mma_fp8, one warp per row and 128 channels (4 per lane): with quantize, first the
@@ -988,33 +1025,22 @@ __device__ __forceinline__ void wgmma_bf16_m64n64k16(float (&d)[32], uint64_t a,
 }
 
 // tw: the weights as a 2-D map of bf16 (cols x groups * rows, box 64 x 128); tx: the activations (groups * cols x
-// m, rows lda apart, box 64 x 64); both 128-byte swizzled. blockIdx.x = ((feature block * tiles) + row tile) *
-// splits + rank, as k_mma_fp8.
+// m, rows lda apart, box 64 x 64); both 128-byte swizzled. The grid as wg_tile says, K in 64-channel steps.
 __global__ void __launch_bounds__(kB16Threads, 2)
     k_mma_bf16(const __grid_constant__ CUtensorMap tw, const __grid_constant__ CUtensorMap tx, GemmArgs a, int tiles,
                int splits) {
     strata_grid_begin();
     constexpr int S = kB16Stages;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
-    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    const int rank = blockIdx.x % splits, rest = blockIdx.x / splits;
-    const Tile t = resolve_tile(a, rest % tiles, kBM, blockIdx.z);
+    unsigned char *smem = smem_1024(smem_raw);
+    const WgTile w = wg_tile(a, tiles, splits, a.cols / 64);
+    const Tile &t = w.t;
     if (t.r0 >= t.r1) return;  // uniform over the cluster (one tile): before any barrier
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    const int n0 = (rest / tiles) * kBN;
-    const int ksteps = a.cols / 64;
-    const int per = (ksteps + splits - 1) / splits;
-    const int ks_lo = min(ksteps, rank * per), steps = min(ksteps, ks_lo + per) - ks_lo;
+    const int n0 = w.n0, ks_lo = w.lo, steps = w.steps;
 
     uint64_t *full = reinterpret_cast<uint64_t *>(smem + kB16BarOff), *freed = full + S;
-    if (tid == 0) {
-        for (int s = 0; s < S; s++) {
-            mbar_init(full + s, 1);                  // the copying thread's arrival, and the stage's bytes
-            mbar_init(freed + s, kB16Threads / 32);  // each warp, its warpgroup's MMAs of the stage complete
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
+    stage_barriers_init(full, freed, S);  // freed: a warp arrives once its warpgroup's MMAs of the stage completed
 
     const int wrow = blockIdx.z * a.rows + n0;
     // step s of this CTA's K range into stage s % S, once every warp has released the step S before it
@@ -1058,15 +1084,7 @@ __global__ void __launch_bounds__(kB16Threads, 2)
 #pragma unroll
     for (int e = 0; e < 32; e++) pin(acc[e]);
     __syncthreads();  // every step is multiplied; the staging area overlaps the stages
-    // d[4j + e]: feature f0 + g + 8 (e >> 1), row 8j + 2t + (e & 1) into store_staged_tile's sub-tiles
-    const int g = lane >> 2, lt = lane & 3, f0 = wg * 64 + (warp & 3) * 16;
-    float *C = reinterpret_cast<float *>(smem);
-#pragma unroll
-    for (int e = 0; e < 32; e++) {
-        const int f = f0 + g + 8 * ((e >> 1) & 1), r = 8 * (e >> 2) + 2 * lt + (e & 1);
-        C[((r >> 5) * 4 + (f >> 5)) * 32 * kEpiLd + (r & 31) * kEpiLd + (f & 31)] = acc[e];
-    }
-    store_staged_tile(a, t, smem, n0, splits, rank);
+    store_wgmma_tile(a, w, acc, smem, wg * 64 + (warp & 3) * 16);
 }
 
 // ---- tensor-core decode kernel: FP8 / FP4 weights, tiles of at most 8 activation rows --------------------

@@ -22,6 +22,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -129,7 +130,7 @@ public class KvStepBenchmark {
             for (int g = 0; g < r.groups(); g++) {
                 int[] pages = r.table(g).snapshot();
                 if (copy) {
-                    pages = java.util.Arrays.copyOf(pages, pages.length);
+                    pages = Arrays.copyOf(pages, pages.length);
                 }
                 sum += pages.length == 0 ? 0 : pages.length + pages[pages.length - 1];
             }

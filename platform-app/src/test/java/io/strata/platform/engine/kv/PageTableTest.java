@@ -12,9 +12,7 @@ class PageTableTest {
 
     @Test
     void anUnchangedTableHandsOutTheSameSnapshot() {
-        PageTable t = new PageTable();
-        t.append(7);
-        t.append(9);
+        PageTable t = table(7, 9);
         int[] first = t.snapshot();
         assertThat(first).containsExactly(7, 9);
         assertThat(t.snapshot()).isSameAs(first);
@@ -22,9 +20,7 @@ class PageTableTest {
 
     @Test
     void everyChangeGivesANewSnapshotAndLeavesTheOldOneAsItWas() {
-        PageTable t = new PageTable();
-        t.append(7);
-        t.append(9);
+        PageTable t = table(7, 9);
         int[] before = t.snapshot();
 
         t.append(11);
@@ -53,5 +49,14 @@ class PageTableTest {
         assertThat(dropped).containsExactly(9, 11);
         assertThat(grownBack).containsExactly(9, 11, -1, -1, 3);
         assertThat(grownFront).containsExactly(4, 9, 11, -1, -1, 3);
+    }
+
+    /** A table from virtual page 0 holding these pages. */
+    private static PageTable table(int... pages) {
+        PageTable t = new PageTable();
+        for (int p : pages) {
+            t.append(p);
+        }
+        return t;
     }
 }
