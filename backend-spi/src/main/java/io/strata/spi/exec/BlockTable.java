@@ -9,6 +9,10 @@ package io.strata.spi.exec;
  * them with a moving {@code base} and a table whose length does not grow with the context; compressed
  * groups start at 0 and grow by one page per 256 positions.
  *
+ * <p>A {@code pages} array handed to a backend is never modified afterwards: a table that changes comes in a new
+ * array, so a backend may recognise a table it has seen by its array (the engine hands the same one for every
+ * step in which the table did not change).
+ *
  * @param base  virtual page index of {@code pages[0]}
  * @param pages physical pages, -1 = unmapped
  */

@@ -47,7 +47,7 @@ public final class CudaExecutor implements ModelExecutor {
     private final WeightStore weights;
     private final DeviceModel model;
     private final Workspace workspace = new Workspace();
-    private final HostStaging planHost = new HostStaging();
+    private final PlanStaging planHost = new PlanStaging();
     private final HostStaging logitHost = new HostStaging();
     private final HostStaging tokenHost = new HostStaging();
     private final BackendCapabilities caps;

@@ -30,7 +30,7 @@ final class DecodeGraphs implements AutoCloseable {
     private final DeviceKvCache kv;
     private final StepStreams streams;
     private final Workspace ws = new Workspace();
-    private final HostStaging planHost = new HostStaging();
+    private final PlanStaging planHost = new PlanStaging();
     /** context capacity -> batch capacity -> graph */
     private final TreeMap<Integer, TreeMap<Integer, Graph>> graphs = new TreeMap<>();
     private long lastPlanNanos;

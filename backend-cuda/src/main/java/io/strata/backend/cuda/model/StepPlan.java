@@ -12,7 +12,10 @@ import io.strata.spi.exec.BlockTable;
 import io.strata.spi.exec.SequenceChunk;
 import io.strata.spi.exec.StepBatch;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -153,25 +156,25 @@ final class StepPlan {
      * token ids inside the vocabulary, and that every cache slot the step must write is mapped.
      */
     static StepPlan build(StepBatch batch, KvLayout layout, List<DeviceRopeTable> ropes, int vocab, int window,
-                          HostStaging host, Workspace workspace, long stream) {
+                          PlanStaging host, Workspace workspace, long stream) {
         return build(batch.chunks(), null, layout, ropes, vocab, window, host, workspace, stream);
     }
 
     /**
-     * As {@link #build(StepBatch, KvLayout, List, int, int, HostStaging, Workspace, long)}, padded to
+     * As {@link #build(StepBatch, KvLayout, List, int, int, PlanStaging, Workspace, long)}, padded to
      * {@code capacity} when it is not null (no chunks at all: a step of padding rows only). After the plan's copy
      * it queues, on {@code stream}, the gather of each rotary configuration's rows (outside any graph: the tables
      * may move as they grow).
      */
     static StepPlan build(List<SequenceChunk> chunks, Capacity capacity, KvLayout layout, List<DeviceRopeTable> ropes,
-                          int vocab, int window, HostStaging host, Workspace workspace, long stream) {
+                          int vocab, int window, PlanStaging host, Workspace workspace, long stream) {
         if (capacity != null && !capacity.fits(chunks, layout)) {
             throw new IllegalArgumentException("step does not fit the decode shape " + capacity);
         }
         Builder b = new Builder(chunks, capacity, layout, vocab, window);
         long bytes = b.layout();
         var seg = host.segment(bytes);
-        b.write(seg);
+        b.write(seg, host.held());
         long dev = workspace.get("plan", bytes);
         host.copyTo(dev, bytes, stream);
         Map<RopeConfig, Rope> gathered = new HashMap<>();
@@ -267,10 +270,16 @@ final class StepPlan {
             tableStrides = new int[layout.groups().size()];
             for (KindGroup g : layout.groups()) {
                 KindLayout k = layout.kindOf(g);
-                int[] table = k.window() != null ? windowTable(cs, capacity, k, g)
-                    : denseTable(cs, chunks, g.id(), capacity != null ? capacity.stride(layout, g) : widestTable(cs, g));
-                tableStrides[g.id()] = table.length / chunks;
-                arrays.put("table" + g.id(), table);
+                if (k.window() != null) {
+                    int[] table = windowTable(cs, capacity, k, g);
+                    tableStrides[g.id()] = table.length / chunks;
+                    arrays.put("table" + g.id(), table);
+                } else {
+                    Dense table = new Dense(cs, chunks, g.id(),
+                        capacity != null ? capacity.stride(layout, g) : widestTable(cs, g));
+                    tableStrides[g.id()] = table.stride();
+                    arrays.put("table" + g.id(), table);
+                }
                 if (g.kind() == CacheKind.SWA_KV || g.kind().compressed()) {
                     arrays.put("write" + g.id(), g.kind().compressed() ? entrySlots(cs, k, g) : windowSlots(cs, k, g, window));
                     // padding rows (after the real ones) keep the -1 the slot arrays start with
@@ -279,24 +288,6 @@ final class StepPlan {
             }
         }
 
-        /**
-         * Compressed kinds: rows of {@code stride} virtual pages from 0 for {@code rows} chunks (those past
-         * {@code cs} all -1): entry
-         * {@code v} of a row is {@link SequenceChunk#page}{@code (group, v)}. Copied a block table at a time: at
-         * 128K positions and batch 256 the compressed kinds' tables hold about half a million entries per step.
-         */
-        static int[] denseTable(List<SequenceChunk> cs, int rows, int group, int stride) {
-            int[] table = new int[rows * stride];
-            java.util.Arrays.fill(table, -1);
-            for (int s = 0; s < cs.size(); s++) {
-                BlockTable[] tables = cs.get(s).blockTables();
-                BlockTable t = group < tables.length ? tables[group] : null;
-                if (t != null && t.base() < stride) {
-                    System.arraycopy(t.pages(), 0, table, s * stride + t.base(), Math.min(t.end(), stride) - t.base());
-                }
-            }
-            return table;
-        }
 
         /**
          * Window kinds: per chunk its first virtual page, then the pages from there to its last position. A dense
@@ -393,6 +384,18 @@ final class StepPlan {
             return offsets.get(name);
         }
 
+        /** Rows of all dense tables of the plan. */
+        long denseRows() {
+            return arrays.values().stream().filter(a -> a instanceof Dense).mapToLong(a -> ((Dense) a).rows()).sum();
+        }
+
+        /** The arrays' names and their sizes in bytes (without the alignment padding after each), in layout order. */
+        Map<String, Long> sizes() {
+            Map<String, Long> out = new java.util.LinkedHashMap<>();
+            arrays.forEach((name, a) -> out.put(name, bytes(a)));
+            return out;
+        }
+
         long layout() {
             long off = 0;
             for (var e : arrays.entrySet()) {
@@ -407,23 +410,130 @@ final class StepPlan {
                 case int[] i -> 4L * i.length;
                 case long[] l -> 8L * l.length;
                 case float[] f -> 4L * f.length;
+                case Dense d -> 4L * d.rows() * d.stride();
                 default -> throw new IllegalStateException();
             };
         }
 
-        void write(java.lang.foreign.MemorySegment seg) {
+        /**
+         * Writes the plan into {@code seg}. {@code held}, when not null, is what the segment holds from the plan
+         * written before: dense table rows it already holds are not written again (see {@link DenseRows}).
+         */
+        void write(MemorySegment seg, DenseRows held) {
+            boolean keep = held != null && held.holds(seg, offsets, tableStrides, chunks);
             for (var e : arrays.entrySet()) {
                 long off = offsets.get(e.getKey());
                 switch (e.getValue()) {
-                    case int[] i -> java.lang.foreign.MemorySegment.copy(i, 0, seg,
-                        java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, off, i.length);
-                    case long[] l -> java.lang.foreign.MemorySegment.copy(l, 0, seg,
-                        java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, off, l.length);
-                    case float[] f -> java.lang.foreign.MemorySegment.copy(f, 0, seg,
-                        java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, off, f.length);
+                    case int[] i -> MemorySegment.copy(i, 0, seg, ValueLayout.JAVA_INT_UNALIGNED, off, i.length);
+                    case long[] l -> MemorySegment.copy(l, 0, seg, ValueLayout.JAVA_LONG_UNALIGNED, off, l.length);
+                    case float[] f -> MemorySegment.copy(f, 0, seg, ValueLayout.JAVA_FLOAT_UNALIGNED, off, f.length);
+                    case Dense d -> {
+                        int n = d.write(seg, off, held == null ? null : held.rows(d.group(), d.rows(), keep));
+                        if (held != null) {
+                            held.written += n;
+                        }
+                    }
                     default -> throw new IllegalStateException();
                 }
             }
+        }
+    }
+
+    /**
+     * A compressed kind's block table, int32 [rows, stride]: entry {@code v} of row {@code s} is
+     * {@link SequenceChunk#page}{@code (group, v)} of chunk {@code s} (rows past the chunks, padding, all -1). Written
+     * a block table at a time straight into the staging segment: at 128K positions and batch 256 the compressed
+     * kinds' tables hold about half a million entries per step.
+     */
+    record Dense(List<SequenceChunk> chunks, int rows, int group, int stride) {
+        /** Row {@code s}'s block table when it maps anything below the stride, else null (the row is all -1). */
+        BlockTable table(int s) {
+            if (s >= chunks.size()) {
+                return null;
+            }
+            BlockTable[] tables = chunks.get(s).blockTables();
+            BlockTable t = group < tables.length ? tables[group] : null;
+            return t != null && t.base() < stride ? t : null;
+        }
+
+        /**
+         * Writes every row at byte {@code off} of {@code seg}, but a row whose table {@code held} says the segment
+         * holds there already (its pages array, which nobody modifies, and its base); {@code held} then records the
+         * rows written. Null: every row. Returns the number of rows written.
+         */
+        int write(MemorySegment seg, long off, BlockTable[] held) {
+            int written = 0;
+            for (int s = 0; s < rows; s++) {
+                BlockTable t = table(s);
+                if (held != null && held[s] != null && same(held[s], t)) {
+                    continue;
+                }
+                long row = off + 4L * s * stride;
+                seg.asSlice(row, 4L * stride).fill((byte) -1);
+                if (t != null) {
+                    MemorySegment.copy(t.pages(), 0, seg, ValueLayout.JAVA_INT_UNALIGNED, row + 4L * t.base(),
+                        Math.min(t.end(), stride) - t.base());
+                }
+                if (held != null) {
+                    held[s] = t == null ? DenseRows.UNMAPPED : t;
+                }
+                written++;
+            }
+            return written;
+        }
+
+        private static boolean same(BlockTable held, BlockTable t) {
+            return t == null ? held == DenseRows.UNMAPPED : held.pages() == t.pages() && held.base() == t.base();
+        }
+    }
+
+    /**
+     * What the dense tables of the plan last written into a staging segment hold, row by row: the block table each
+     * row was written from. A decode step hands the same pages array ({@code PageTable.snapshot}) for a request
+     * whose table did not change, and most steps change few rows (a compressed group gains a page every 256
+     * positions), so the rows a segment holds already are not written again. Valid only while the next plan is laid
+     * out the same way in the same segment: any other layout (another shape, another segment) forgets it all.
+     */
+    static final class DenseRows {
+        /** A row written as all -1. */
+        static final BlockTable UNMAPPED = new BlockTable(0, new int[0]);
+        private long address = -1;
+        private Map<String, Long> offsets = Map.of();
+        private int[] strides = new int[0];
+        private int chunks = -1;
+        private final Map<Integer, BlockTable[]> rows = new HashMap<>();
+        /** Dense rows written through this memory so far (the others were held). */
+        private long written;
+
+        /**
+         * Whether {@code seg} holds a plan laid out as {@code offsets} with these table strides and rows; if not,
+         * forgets what it held.
+         */
+        boolean holds(MemorySegment seg, Map<String, Long> offsets, int[] strides, int chunks) {
+            if (seg.address() == address && chunks == this.chunks && Arrays.equals(strides, this.strides)
+                && offsets.equals(this.offsets)) {
+                return true;
+            }
+            address = seg.address();
+            this.offsets = Map.copyOf(offsets);
+            this.strides = strides.clone();
+            this.chunks = chunks;
+            rows.clear();
+            return false;
+        }
+
+        long rowsWritten() {
+            return written;
+        }
+
+        /** The rows of group {@code group}'s table (all unknown unless {@code keep}), to read and update. */
+        BlockTable[] rows(int group, int count, boolean keep) {
+            BlockTable[] r = keep ? rows.get(group) : null;
+            if (r == null || r.length != count) {
+                r = new BlockTable[count];
+                rows.put(group, r);
+            }
+            return r;
         }
     }
 }
