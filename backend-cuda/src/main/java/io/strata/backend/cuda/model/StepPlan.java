@@ -288,7 +288,6 @@ final class StepPlan {
             }
         }
 
-
         /**
          * Window kinds: per chunk its first virtual page, then the pages from there to its last position. A dense
          * table from page 0 would grow with the context (a window page holds a few positions: 44k pages per
@@ -430,7 +429,7 @@ final class StepPlan {
                     case Dense d -> {
                         int n = d.write(seg, off, held == null ? null : held.rows(d.group(), d.rows(), keep));
                         if (held != null) {
-                            held.written += n;
+                            held.countWritten(n);
                         }
                     }
                     default -> throw new IllegalStateException();
@@ -524,6 +523,10 @@ final class StepPlan {
 
         long rowsWritten() {
             return written;
+        }
+
+        void countWritten(int rows) {
+            written += rows;
         }
 
         /** The rows of group {@code group}'s table (all unknown unless {@code keep}), to read and update. */
