@@ -247,6 +247,15 @@ public final class ModelDecodeBench {
         return tables;
     }
 
+    /** The same tables in new arrays: a request's tables as the engine hands them after one of them changed. */
+    static BlockTable[] renewed(BlockTable[] tables) {
+        BlockTable[] out = new BlockTable[tables.length];
+        for (int g = 0; g < tables.length; g++) {
+            out[g] = tables[g] == null ? null : new BlockTable(tables[g].base(), tables[g].pages().clone());
+        }
+        return out;
+    }
+
     static StepBatch step(List<BlockTable[]> tables, int batch, int position, int vocab, boolean argmaxOnly,
                           SplittableRandom rnd) {
         List<SequenceChunk> chunks = new ArrayList<>();

@@ -30,15 +30,6 @@ public final class StepPlanBench {
     private StepPlanBench() {
     }
 
-    /** The same tables in new arrays, as a request's snapshot after its table changed. */
-    private static BlockTable[] renewed(BlockTable[] tables) {
-        BlockTable[] out = new BlockTable[tables.length];
-        for (int g = 0; g < tables.length; g++) {
-            out[g] = tables[g] == null ? null : new BlockTable(tables[g].base(), tables[g].pages().clone());
-        }
-        return out;
-    }
-
     public static void main(String[] args) {
         int[] contexts = {8192, 131072};
         int[] batches = {64, 256};
@@ -73,7 +64,7 @@ public final class StepPlanBench {
                             MemorySegment seg = null;
                             for (int s = 0; s < steps; s++) {
                                 for (int r = s % 64; r < batch; r += 64) {  // one request in 64: new arrays
-                                    tables.set(r, renewed(tables.get(r)));
+                                    tables.set(r, ModelDecodeBench.renewed(tables.get(r)));
                                 }
                                 List<SequenceChunk> chunks = ModelDecodeBench.step(tables, batch, context - steps + s - 1,
                                     config.vocabSize(), false, rnd).chunks();

@@ -96,11 +96,11 @@ class StepPlanDenseTableTest {
                 switch (rnd.nextInt(8)) {
                     case 0 -> {                                                                  // new arrays
                         int r = rnd.nextInt(running.size());
-                        running.set(r, renewed(running.get(r)));
+                        running.set(r, ModelDecodeBench.renewed(running.get(r)));
                     }
                     case 1 -> {                                                                  // a page changes
                         int r = rnd.nextInt(running.size());
-                        BlockTable[] t = renewed(running.get(r));
+                        BlockTable[] t = ModelDecodeBench.renewed(running.get(r));
                         for (BlockTable bt : t) {
                             if (bt != null && bt.pages().length > 0) {
                                 bt.pages()[rnd.nextInt(bt.pages().length)] = rnd.nextInt(1000);
@@ -144,13 +144,5 @@ class StepPlanDenseTableTest {
             }
         }
         assertThat(written).as("dense rows written of %d", rows).isPositive().isLessThan(rows / 2);
-    }
-
-    private static BlockTable[] renewed(BlockTable[] tables) {
-        BlockTable[] out = new BlockTable[tables.length];
-        for (int g = 0; g < tables.length; g++) {
-            out[g] = tables[g] == null ? null : new BlockTable(tables[g].base(), tables[g].pages().clone());
-        }
-        return out;
     }
 }
