@@ -15,6 +15,7 @@
 // times (scale_q * scale_k / 4), a power of two, which is exact.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
+#include "async_copy.cuh"
 #include "numerics.cuh"
 #include "strata_cuda.h"
 
@@ -212,6 +213,14 @@ constexpr int kMmaKeysPerPass = 64;
 constexpr int kMmaPasses = 4;
 constexpr int kMmaKeys = kMmaKeysPerPass * kMmaPasses;
 constexpr int kKeyRow = 80;                   // staged key: 64 B of nibbles, 4 scale bytes, padding
+#ifndef STRATA_SCORES_PPW                      // A/B builds: a fixed number of pages per warp
+#define STRATA_SCORES_PPW 0
+#endif
+#ifdef STRATA_SCORES_PASSES_ONLY               // A/B builds: the 256-key pass kernel instead of the page kernel
+constexpr bool kScoresByPages = false;
+#else
+constexpr bool kScoresByPages = true;
+#endif
 #ifdef STRATA_SCORES_DP4A_ONLY                 // A/B builds: the __dp4a kernel for every large grid
 constexpr bool kScoresOnTensorCores = false;
 #else
@@ -343,6 +352,208 @@ __global__ void __launch_bounds__(128) k_indexer_scores_mma(ScoreArgs a) {
             a.scores[(int64_t) qi * a.score_stride + jb + threadIdx.x] = float_to_bf16_bits(s);
         }
         __syncthreads();                          // keys and terms are reused by the next pass
+    }
+}
+
+// Many queries or candidates, 64 heads, indexer pages of 32 or 64 split entries (the cache's layout): each warp
+// scores whole pages on its own, so no barrier of the CTA is crossed after the query is staged. The warp's
+// lane 0 has the copy engine bring the warp's next pages (values and scales, one page per stage) while the
+// warp scores the one before. Per 16 keys the warp runs int8 MMAs over all 64 heads (keys in B straight from
+// the staged page: a lane's 4 bytes of a 32-channel block are channels 8t..8t+7, which the staged query's
+// channel order matches), packs the head terms as bf16 pairs, and after 32 keys each lane sums one key's 64
+// terms in head order. Same products, the same fp32 operations in the same order as k_indexer_scores:
+//   the MMA accumulates on the bits of 1.5 * 2^23, so the int32 it returns is the float 1.5 * 2^23 + dot
+//   (|dot| <= 32 * 12 * 12 < 2^22), and subtracting 1.5 * 2^23 gives the dot exactly, with no I2F;
+//   d + dot * (sq * sk) is one fma: dot * (sq * sk) is an integer below 2^13 times a power of two, exact;
+//   bf16(max(bf16(d), 0) * w) equals the reference's d > 0 ? bf16(d * w) : 0 for finite w.
+constexpr int kPageWarps = 4;
+constexpr int kPageStages = 2;
+constexpr int kPageKeys = 64;                              // entries a stage holds
+constexpr int kPageData = kPageKeys * 64;                  // values, then the scales at this offset
+constexpr int kStageBytes = kPageData + kPageKeys * 4;
+constexpr int kQRow = kIdxDim + 16;                        // staged query row: ldmatrix rows hit distinct banks
+constexpr int kTermRow = 40;                               // bf16 terms of one head for 32 keys, 8 of padding
+constexpr uint32_t kDotBias = 0x4B400000u;                 // 1.5 * 2^23
+constexpr float kDotBiasF = 12582912.0f;
+
+struct PageScoreSmem {
+    uint8_t stage[kPageWarps][kPageStages][kStageBytes];
+    int8_t qs[kMmaHeads * kQRow];
+    float sc[kMmaHeads * 4];
+    float ws[kMmaHeads];
+    uint16_t terms[kPageWarps][kMmaHeads * kTermRow];
+    uint64_t full[kPageWarps][kPageStages];
+};
+
+// 2 x e2m1 as int8 for magnitudes 0..7 and for their negatives, as __byte_perm tables
+constexpr uint32_t kNegLo = 0xFDFEFF00u;
+constexpr uint32_t kNegHi = 0xF4F8FAFCu;
+
+// Four e2m1 codes (the low 16 bits of mag: magnitudes, of sign: sign bits moved to bit 0 of each nibble) as
+// four int8 (twice the value).
+__device__ __forceinline__ uint32_t e2m1x4_lookup(uint32_t mag, uint32_t sign) {
+    uint32_t pos = __byte_perm(kMagLo, kMagHi, mag);
+    uint32_t neg = __byte_perm(kNegLo, kNegHi, mag);
+    uint32_t m = __byte_perm(0x0000FF00u, 0u, sign);  // 0xff in the bytes of negative codes
+    return (pos & ~m) | (neg & m);
+}
+
+// d = A * B + kDotBias (as int32) for each of the four accumulators: int8 m16n8k32.
+__device__ __forceinline__ void mma_s8_biased(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%10,%10,%10,%10};\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(kDotBias));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16x2(float hi, float lo) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+__device__ __forceinline__ uint32_t relu_bf16x2(uint32_t v) {
+    uint32_t r;
+    asm("max.bf16x2 %0, %1, %2;\n" : "=r"(r) : "r"(v), "r"(0u));
+    return r;
+}
+
+__global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(ScoreArgs a, int pages_per_warp) {
+    strata_grid_begin();
+    extern __shared__ __align__(128) uint8_t smem_raw[];
+    PageScoreSmem &sm = *reinterpret_cast<PageScoreSmem *>(smem_raw);
+    const int qi = blockIdx.y;
+    const int visible = (a.query_pos[qi] + 1) / 4;
+    const int epp = a.keys.entries_per_page;
+    const int vis_pages = (visible + epp - 1) / epp;
+    const int p0 = blockIdx.x * pages_per_warp * kPageWarps;
+    if (p0 >= vis_pages) return;  // CTA-uniform
+    const int p_end = min(p0 + pages_per_warp * kPageWarps, vis_pages);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, grp = lane >> 2, tig = lane & 3;
+    // this warp's pages: p0 + warp + kPageWarps * i for i < mine
+    const int mine = p0 + warp < p_end ? (p_end - p0 - warp + kPageWarps - 1) / kPageWarps : 0;
+    const int *table = a.block_table + (int64_t) a.query_seq[qi] * a.table_stride;
+    uint64_t *full = sm.full[warp];
+    const uint32_t data_bytes = epp * 64, scale_bytes = epp * 4;
+    auto issue = [&](int i) {  // lane 0: page i of this warp into its stage
+        const int s = i % kPageStages;
+        const uint8_t *page = a.keys.pool + (int64_t) table[p0 + warp + kPageWarps * i] * a.keys.page_bytes;
+        mbar_arrive_expect(&full[s], data_bytes + scale_bytes);
+        bulk_load(sm.stage[warp][s], page, data_bytes, &full[s]);
+        bulk_load(sm.stage[warp][s] + kPageData, page + a.keys.scale_base, scale_bytes, &full[s]);
+    };
+    if (lane == 0) {
+        for (int s = 0; s < kPageStages; s++) mbar_init(&full[s], 1);
+        mbar_init_fence();
+        for (int i = 0; i < min(mine, kPageStages); i++) issue(i);
+    }
+    // the query: codes into the MMA's k order (channel word 2t of a block -> k word t, 2t + 1 -> 4 + t),
+    // block scales times 1/4 (the codes are twice the e2m1 values), head weights
+    const uint32_t *qsrc = reinterpret_cast<const uint32_t *>(a.q_codes + (int64_t) qi * kMmaHeads * kIdxDim);
+    for (int i = threadIdx.x; i < kMmaHeads * kIdxDim / 4; i += blockDim.x) {
+        const int h = i >> 5, b = (i >> 3) & 3, cw = i & 7;
+        reinterpret_cast<uint32_t *>(sm.qs + h * kQRow)[8 * b + ((cw & 1) ? 4 : 0) + (cw >> 1)] = qsrc[i];
+    }
+    for (int i = threadIdx.x; i < kMmaHeads * 4; i += blockDim.x)
+        sm.sc[i] = a.q_scales[(int64_t) qi * kMmaHeads * 4 + i] * 0.25f;
+    for (int i = threadIdx.x; i < kMmaHeads; i += blockDim.x) sm.ws[i] = a.w[(int64_t) qi * kMmaHeads + i];
+    __syncthreads();
+    if (mine == 0) return;
+    // this lane's heads in the MMA's C: 16 mt + grp + 8 hh
+    float wh[4][2];
+#pragma unroll
+    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) wh[mt][hh] = sm.ws[16 * mt + grp + 8 * hh];
+    const float4 *sq4 = reinterpret_cast<const float4 *>(sm.sc) + grp;  // head grp's four block scales
+    // ldmatrix rows of this lane: matrix lane / 8 of an m-tile (rows +8 for matrices 1 and 3, k +16 for 2 and 3)
+    const int8_t *qrow = sm.qs + ((lane & 7) + 8 * ((lane >> 3) & 1)) * kQRow + 16 * (lane >> 4);
+    uint16_t *terms = sm.terms[warp];
+    const uint32_t *term_words = reinterpret_cast<const uint32_t *>(terms) + (lane >> 1);
+    const uint32_t term_sel = (lane & 1) ? 0x3244u : 0x1044u;  // this lane's key of the pair -> a float's top half
+    const int64_t score_row = (int64_t) qi * a.score_stride;
+#pragma unroll 1
+    for (int i = 0; i < mine; i++) {
+        const int s = i % kPageStages;
+        mbar_wait(&full[s], (i / kPageStages) & 1);
+        const uint8_t *st = sm.stage[warp][s];
+        const int page = p0 + warp + kPageWarps * i;
+#pragma unroll 1
+        for (int k32 = 0; k32 < epp; k32 += 32) {
+#pragma unroll 1
+            for (int half = 0; half < 2; half++) {
+                const int k16 = k32 + 16 * half;
+                uint32_t B0[2][4], B1[2][4], ksw[2][2];
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++) {
+                    const uint8_t *key = st + (k16 + 8 * nt + grp) * 64 + 4 * tig;
+#pragma unroll
+                    for (int b = 0; b < 4; b++) {
+                        const uint32_t w = *reinterpret_cast<const uint32_t *>(key + 16 * b);
+                        const uint32_t mag = w & 0x77777777u, sign = (w >> 3) & 0x11111111u;
+                        B0[nt][b] = e2m1x4_lookup(mag, sign);
+                        B1[nt][b] = e2m1x4_lookup(mag >> 16, sign >> 16);
+                    }
+#pragma unroll
+                    for (int c = 0; c < 2; c++)
+                        ksw[nt][c] = *reinterpret_cast<const uint32_t *>(st + kPageData + (k16 + 8 * nt + 2 * tig + c) * 4);
+                }
+                float d[4][2][4];
+#pragma unroll
+                for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++) d[mt][nt][0] = d[mt][nt][1] = d[mt][nt][2] = d[mt][nt][3] = 0.f;
+#pragma unroll
+                for (int b = 0; b < 4; b++) {
+                    float ks[2][2];
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                        for (int c = 0; c < 2; c++) ks[nt][c] = e8m0_value((ksw[nt][c] >> (8 * b)) & 0xff);
+#pragma unroll
+                    for (int mt = 0; mt < 4; mt++) {
+                        uint32_t A[4];
+                        ldmatrix_x4(A[0], A[1], A[2], A[3], qrow + 16 * mt * kQRow + 32 * b);
+                        const float sqb[2] = {reinterpret_cast<const float *>(sq4 + 16 * mt)[b],
+                                              reinterpret_cast<const float *>(sq4 + 16 * mt + 8)[b]};
+#pragma unroll
+                        for (int nt = 0; nt < 2; nt++) {
+                            int acc[4];
+                            mma_s8_biased(acc, A, B0[nt][b], B1[nt][b]);
+#pragma unroll
+                            for (int r = 0; r < 4; r++) {
+                                const float dot = __fsub_rn(__int_as_float(acc[r]), kDotBiasF);
+                                const float y = __fmul_rn(sqb[r >> 1], ks[nt][r & 1]);
+                                d[mt][nt][r] = __fmaf_rn(dot, y, d[mt][nt][r]);
+                            }
+                        }
+                    }
+                }
+                // terms[head][key]: keys 2 tig and 2 tig + 1 of an n-tile as one bf16 pair
+#pragma unroll
+                for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                        for (int hh = 0; hh < 2; hh++) {
+                            const uint32_t dd = relu_bf16x2(pack_bf16x2(d[mt][nt][2 * hh + 1], d[mt][nt][2 * hh]));
+                            const float lo = __fmul_rn(__uint_as_float(dd << 16), wh[mt][hh]);
+                            const float hi = __fmul_rn(__uint_as_float(dd & 0xffff0000u), wh[mt][hh]);
+                            const int h = 16 * mt + grp + 8 * hh;
+                            *reinterpret_cast<uint32_t *>(terms + h * kTermRow + 16 * half + 8 * nt + 2 * tig) =
+                                pack_bf16x2(hi, lo);
+                        }
+            }
+            __syncwarp();
+            float sum = 0.f;
+#pragma unroll 16
+            for (int h = 0; h < kMmaHeads; h++)
+                sum = __fadd_rn(sum, __uint_as_float(__byte_perm(term_words[h * (kTermRow / 2)], 0u, term_sel)));
+            const int j = page * epp + k32 + lane;
+            if (j < visible) a.scores[score_row + j] = float_to_bf16_bits(sum);
+            __syncwarp();  // the terms are rewritten for the next 32 keys; the stage may be refilled
+        }
+        if (lane == 0 && i + kPageStages < mine) issue(i + kPageStages);
     }
 }
 
@@ -570,6 +781,24 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
 #undef KV
 }
 
+// The page kernel copies a page's values and scales whole: split 64-byte values and 4-byte scales, 16-byte
+// aligned, 32 or 64 entries a page (its stages and its 32-key sums).
+bool scores_by_pages(const EntryLayout &k) {
+    return (k.entries_per_page == 32 || k.entries_per_page == kPageKeys) && k.data_stride == 64 && k.scale_stride == 4
+           && k.scale_base % 16 == 0 && k.page_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(k.pool) % 16 == 0;
+}
+
+// Pages per warp: about four waves of CTAs (three resident per SM), 1..8 pages each.
+int pages_per_warp(int64_t all_pages, int sms) {
+#if STRATA_SCORES_PPW > 0
+    (void) all_pages, (void) sms;
+    return STRATA_SCORES_PPW;
+#else
+    int64_t ppw = all_pages / ((int64_t) kPageWarps * 3 * sms * 4);
+    return (int) std::max<int64_t>(1, std::min<int64_t>(8, ppw));
+#endif
+}
+
 }  // namespace
 
 extern "C" {
@@ -604,6 +833,16 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
     if (whole < 2 * sms && num_heads <= 64) {
         dim3 grid((max_candidates + kSplitKeys - 1) / kSplitKeys, num_queries);
         strata_launch(k_indexer_scores_split<64>, grid, kScoreThreads, 0, st, a);
+    } else if (num_heads == kMmaHeads && kScoresOnTensorCores && kScoresByPages && scores_by_pages(a.keys)) {
+        const int epp = entries_per_page;
+        const int64_t pages = (max_candidates + epp - 1) / epp;
+        const int ppw = pages_per_warp(num_queries * pages, sms);
+        const int per_cta = ppw * kPageWarps;
+        cudaError_t e = cudaFuncSetAttribute(k_indexer_scores_pages, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int) sizeof(PageScoreSmem));
+        if (e != cudaSuccess) return (int) e;
+        dim3 grid((unsigned) ((pages + per_cta - 1) / per_cta), num_queries);
+        strata_launch(k_indexer_scores_pages, grid, kPageWarps * 32, sizeof(PageScoreSmem), st, a, ppw);
     } else if (num_heads == kMmaHeads && kScoresOnTensorCores) {
         dim3 grid((max_candidates + kMmaKeys - 1) / kMmaKeys, num_queries);
         strata_launch(k_indexer_scores_mma, grid, 128, 0, st, a);
