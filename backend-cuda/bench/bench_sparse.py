@@ -130,13 +130,24 @@ def run_attention(lib, q, lists, lens, sink, pools, out, ws="auto"):
 class Indexer:
     """One indexer launch set: q prep, scores, top-k, for B decode queries over `cand` candidates each."""
 
-    def __init__(self, lib, B, cand, k, gen, heads=IDX_HEADS):
+    def __init__(self, lib, B, cand, k, gen, heads=IDX_HEADS, key_scales="narrow"):
+        """key_scales: "narrow": a key's four block scales within a factor of 2 (2^-7 .. 2^0), as the FP4 blocks
+        of one rotated row come out: the scores kernel's one-chain form; "wide": each block scale drawn from
+        2^-7 .. 2^0 on its own (a key's spread up to 2^7): its four-term form; "mixed": narrow, and every 97th key
+        one block 64 times larger: both forms in one launch."""
         self.lib, self.B, self.cand, self.k, self.heads = lib, B, cand, k, heads
         pages_per_seq = (cand + IDX_EPP - 1) // IDX_EPP
         pages = B * pages_per_seq
         self.pool = torch.randint(0, 256, (pages * IDX_PAGE,), dtype=torch.uint8, device=dev, generator=gen)
         scl = self.pool.as_strided((pages, IDX_EPP, 4), (IDX_PAGE, 4, 1), IDX_EPP * 64)
-        scl.copy_(torch.randint(120, 128, (pages, IDX_EPP, 4), dtype=torch.uint8, device=dev, generator=gen))
+        if key_scales == "wide":
+            scl.copy_(torch.randint(120, 128, (pages, IDX_EPP, 4), dtype=torch.uint8, device=dev, generator=gen))
+        else:
+            base = torch.randint(120, 127, (pages, IDX_EPP, 1), dtype=torch.uint8, device=dev, generator=gen)
+            scl.copy_(base + torch.randint(0, 2, (pages, IDX_EPP, 4), dtype=torch.uint8, device=dev, generator=gen))
+            if key_scales == "mixed":
+                flat = scl.reshape(-1, 4)
+                flat[5::97, 1] += 6
         self.table = torch.randperm(pages, device=dev, generator=gen).int().view(B, pages_per_seq).contiguous()
         self.pos = torch.full((B,), cand * 4 - 1, dtype=torch.int32, device=dev)
         self.seq = torch.arange(B, dtype=torch.int32, device=dev)
@@ -227,23 +238,24 @@ def checks(lib, gen, notes):
             tags = set((lst >> 30).tolist())
             want_slots = {int(ix.table[b, j // IDX_EPP]) * IDX_EPP + j % IDX_EPP for j in want}
             ok &= slots == want_slots and tags == {1}
-    # indexer scores exact
-    for cand in (2048, 32768):
-        ix = Indexer(lib, 3, cand, 512, gen)
+    # indexer scores exact, keys of every spread of block scales (both forms of the scores kernel)
+    for cand, spread in ((2048, "narrow"), (32768, "narrow"), (32768, "wide"), (32768, "mixed")):
+        ix = Indexer(lib, 3, cand, 512, gen, key_scales=spread)
         ix.all()
         torch.cuda.synchronize()
         ref = ix.reference_scores(3)
         got = ix.scores.view(torch.bfloat16)
         diff = (got.float() != ref.float()).sum().item()
         ok &= diff == 0
-        notes.append(f"indexer scores cand={cand}: {diff} of {ref.numel()} differ from the exact emulation")
+        notes.append(f"indexer scores cand={cand} {spread} key scales: {diff} of {ref.numel()} differ from the "
+                     "exact emulation")
         for b in range(3):
             same = set(ix.idx[b].tolist()) == topk_reference(ref[b], cand, 512)
             ok &= same
-            notes.append(f"indexer top-k cand={cand} row={b}: {'identical' if same else 'DIFFERENT'}")
+            notes.append(f"indexer top-k cand={cand} {spread} row={b}: {'identical' if same else 'DIFFERENT'}")
     # indexer scores exact with rows of different lengths: last pages partly visible, one row a page shorter
     cand = 20017
-    ix = Indexer(lib, 5, cand, 512, gen)
+    ix = Indexer(lib, 5, cand, 512, gen, key_scales="mixed")
     visible = [cand, cand - 1, cand - 33, cand - 64 - 17, 4096]
     ix.pos.copy_(torch.tensor([4 * v - 1 for v in visible], dtype=torch.int32, device=dev))
     ix.scores.fill_(-1)
@@ -290,11 +302,11 @@ def checks(lib, gen, notes):
     return ok
 
 
-def bench_indexer(lib, gen, B, ctx, k, results):
+def bench_indexer(lib, gen, B, ctx, k, results, key_scales):
     cand = ctx // 4
     nsets = max(2, min(8, int(512e6 // (B * cand * 68 + 1))))
-    sets = [Indexer(lib, B, cand, k, gen) for _ in range(nsets)]
-    row = {"bench": "indexer", "batch": B, "context": ctx, "candidates": cand, "k": k}
+    sets = [Indexer(lib, B, cand, k, gen, key_scales=key_scales) for _ in range(nsets)]
+    row = {"bench": "indexer", "batch": B, "context": ctx, "candidates": cand, "k": k, "key_scales": key_scales}
     for name, fn in (("q_prep", Indexer.prep), ("scores", Indexer.score), ("topk", Indexer.topk),
                      ("total", Indexer.all)):
         row[name + "_us"] = time_graph(fn, sets, 20 if B * cand < 1e6 else 5)
@@ -356,6 +368,7 @@ def main():
     ap.add_argument("--sections", default="checks,indexer,attention")
     ap.add_argument("--indexer-shapes", default="1x8192,1x131072,1x1048576,64x8192,64x131072,64x1048576",
                     help="batch x context pairs of the indexer benchmark")
+    ap.add_argument("--key-scales", default="narrow,wide", help="spreads of the indexer keys' block scales to time")
     args = ap.parse_args()
     sections = set(args.sections.split(","))
     os.makedirs(args.out, exist_ok=True)
@@ -379,11 +392,12 @@ def main():
             json.dump({"header": header, "checks_ok": ok, "checks": notes, "results": results}, f, indent=1)
     save()
     shapes = [tuple(int(v) for v in sh.split("x")) for sh in args.indexer_shapes.split(",")]
-    for B, ctx in shapes if "indexer" in sections else ():
+    for spread, (B, ctx) in [(sp, sh) for sp in args.key_scales.split(",") for sh in shapes] if "indexer" in sections else ():
         try:
-            bench_indexer(lib, gen, B, ctx, 512, results)
+            bench_indexer(lib, gen, B, ctx, 512, results, spread)
         except Exception:
-            results.append({"bench": "indexer", "batch": B, "context": ctx, "error": traceback.format_exc()})
+            results.append({"bench": "indexer", "batch": B, "context": ctx, "key_scales": spread,
+                            "error": traceback.format_exc()})
             print(results[-1]["error"])
         save()
         torch.cuda.empty_cache()
@@ -402,7 +416,7 @@ def main():
         if "error" in r:
             print(r["bench"], r.get("batch"), "ERROR", r["error"].splitlines()[-1])
         elif r["bench"] == "indexer":
-            print(f"indexer B={r['batch']:>3} ctx={r['context']:>8}: prep {r['q_prep_us']:.1f} scores {r['scores_us']:.1f} "
+            print(f"indexer {r['key_scales']:>6} B={r['batch']:>3} ctx={r['context']:>8}: prep {r['q_prep_us']:.1f} scores {r['scores_us']:.1f} "
                   f"({r['scores_GBps']:.0f} GB/s) topk {r['topk_us']:.1f} total {r['total_us']:.1f} us = "
                   f"{r['per_token_layer_us']:.2f} us/token-layer" +
                   (f"; torch.topk {r['torch_topk_us']:.1f}" if 'torch_topk_us' in r else ""))

@@ -13,6 +13,9 @@
 // e2m1 codes are carried as int8 values twice the e2m1 value ({0,1,2,3,4,6,8,12} with sign), so a
 // 32-channel block's dot product is an exact int32 from __dp4a; the block's fp32 value is that integer
 // times (scale_q * scale_k / 4), a power of two, which is exact.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include "async_copy.cuh"
@@ -90,6 +93,7 @@ struct ScoreArgs {
     uint16_t *scores;
     int64_t score_stride;
     int heads;
+    bool one_chain;   // the page kernel may take its one-chain form (STRATA_SCORES_ONE_CHAIN=0: never)
 };
 
 // One key's 128 e2m1 codes as int8 (twice the value), and its four block scales.
@@ -361,13 +365,14 @@ __global__ void __launch_bounds__(128) k_indexer_scores_mma(ScoreArgs a) {
 // warp scores the one before. Per 16 keys the warp runs int8 MMAs over all 64 heads (keys in B straight from
 // the staged page: a lane's 4 bytes of a 32-channel block are channels 8t..8t+7, which the staged query's
 // channel order matches), packs the head terms as bf16 pairs, and after 32 keys each lane sums one key's 64
-// terms in head order. Same products, the same fp32 operations in the same order as k_indexer_scores:
+// terms in head order. Keys and queries whose block scales allow it take the one-chain form below; otherwise
+// the four-term sum, with the same products and the same fp32 operations in the same order as k_indexer_scores:
 //   the MMA accumulates on the bits of 1.5 * 2^23, so the int32 it returns is the float 1.5 * 2^23 + dot
 //   (|dot| <= 32 * 12 * 12 < 2^22), and subtracting 1.5 * 2^23 gives the dot exactly, with no I2F;
 //   d + dot * (sq * sk) is one fma: dot * (sq * sk) is an integer below 2^13 times a power of two, exact;
 //   bf16(max(bf16(d), 0) * w) equals the reference's d > 0 ? bf16(d * w) : 0 for finite w.
 constexpr int kPageWarps = 4;
-constexpr int kPageStages = 2;
+constexpr int kPageStages = 2;                             // a third stage costs the SM its third CTA
 constexpr int kPageKeys = 64;                              // entries a stage holds
 constexpr int kPageData = kPageKeys * 64;                  // values, then the scales at this offset
 constexpr int kStageBytes = kPageData + kPageKeys * 4;
@@ -378,12 +383,37 @@ constexpr float kDotBiasF = 12582912.0f;
 
 struct PageScoreSmem {
     uint8_t stage[kPageWarps][kPageStages][kStageBytes];
-    int8_t qs[kMmaHeads * kQRow];
+    int8_t qs[kMmaHeads * kQRow];           // the query's codes
+    int8_t qs1[kMmaHeads * kQRow];          // ... each block's shifted left by its exponent above the head's lowest
     float sc[kMmaHeads * 4];
+    float qlow[kMmaHeads];                  // a head's lowest block scale
     float ws[kMmaHeads];
     uint16_t terms[kPageWarps][kMmaHeads * kTermRow];
     uint64_t full[kPageWarps][kPageStages];
+    uint32_t q_exp[2][2];                   // lowest / highest query exponent of warps 0 and 1's heads
 };
+
+// The one-chain form. A head's term for a key is d = the fp32 sum, block by block, of dot_b * (sq_b * sk_b),
+// every scale a power of two. When each side's four exponents lie within kMaxShift of its lowest and every
+// product is a normal float, every partial sum is a multiple of 2^E0 (E0 the two lowest exponents' sum) below
+// 2^(E0 + 21): fp32 adds them exactly, so d is the exact sum, 2^E0 * sum_b dot_b << (both shifts of b). With
+// both sides' codes shifted left by their block's shift (12 << 3 = 96: still int8) one chain of int8 MMAs over
+// the 128 channels gives that integer, and one multiply by 2^E0 gives d: the same bits as the four-term sum.
+// FP4 blocks of one rotated row have exponents within a step or two of each other, so real keys and queries
+// take this form; any 16 keys that do not take the four-term sum.
+constexpr uint32_t kMaxShift = 3;
+
+// Four int8 codes (at most 12 in magnitude) times 2^s, s <= kMaxShift: no byte overflows, so a word shift whose
+// bits crossing into the next byte are masked off is a per-byte shift (two's complement keeps the sign).
+__device__ __forceinline__ uint32_t codes_shl(uint32_t w, uint32_t s, uint32_t mask) { return (w << s) & mask; }
+__device__ __forceinline__ uint32_t codes_shl_mask(uint32_t s) { return 0x01010101u * ((0xffu << s) & 0xffu); }
+
+// Smallest and largest of four bytes.
+__device__ __forceinline__ void bytes_range(uint32_t w, uint32_t &lo, uint32_t &hi) {
+    const uint32_t b0 = w & 0xff, b1 = (w >> 8) & 0xff, b2 = (w >> 16) & 0xff, b3 = w >> 24;
+    lo = min(min(b0, b1), min(b2, b3));
+    hi = max(max(b0, b1), max(b2, b3));
+}
 
 // 2 x e2m1 as int8 for magnitudes 0..7 and for their negatives, as __byte_perm tables
 constexpr uint32_t kNegLo = 0xFDFEFF00u;
@@ -447,18 +477,46 @@ __global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(Sco
         mbar_init_fence();
         for (int i = 0; i < min(mine, kPageStages); i++) issue(i);
     }
-    // the query: codes into the MMA's k order (channel word 2t of a block -> k word t, 2t + 1 -> 4 + t),
-    // block scales times 1/4 (the codes are twice the e2m1 values), head weights
+    // the query: block scales times 1/4 (the codes are twice the e2m1 values), head weights, and whether the
+    // heads allow the one-chain form (their scales plain powers of two, each head's within kMaxShift)
+    int q_ok = 1;
+    if (threadIdx.x < kMmaHeads) {
+        const int h = threadIdx.x;
+        uint32_t e = 0, plain = 1;
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            const float v = a.q_scales[((int64_t) qi * kMmaHeads + h) * 4 + b] * 0.25f;
+            sm.sc[h * 4 + b] = v;
+            const uint32_t bits = __float_as_uint(v);
+            e |= ((bits >> 23) & 0xffu) << (8 * b);
+            plain &= (bits & 0x807fffffu) == 0;
+        }
+        uint32_t lo, hi;
+        bytes_range(e, lo, hi);
+        q_ok = plain && lo >= 1 && hi <= 254 && hi - lo <= kMaxShift;
+        sm.qlow[h] = __uint_as_float(lo << 23);
+        sm.ws[h] = a.w[(int64_t) qi * kMmaHeads + h];
+        lo = __reduce_min_sync(0xffffffffu, lo);
+        hi = __reduce_max_sync(0xffffffffu, hi);
+        if (lane == 0) sm.q_exp[warp][0] = lo, sm.q_exp[warp][1] = hi;
+    }
+    const bool q_fast = __syncthreads_and(q_ok) != 0 && a.one_chain;
+    // codes into the MMA's k order (channel word 2t of a block -> k word t, 2t + 1 -> 4 + t), as they are and
+    // shifted for the one-chain form
     const uint32_t *qsrc = reinterpret_cast<const uint32_t *>(a.q_codes + (int64_t) qi * kMmaHeads * kIdxDim);
     for (int i = threadIdx.x; i < kMmaHeads * kIdxDim / 4; i += blockDim.x) {
         const int h = i >> 5, b = (i >> 3) & 3, cw = i & 7;
-        reinterpret_cast<uint32_t *>(sm.qs + h * kQRow)[8 * b + ((cw & 1) ? 4 : 0) + (cw >> 1)] = qsrc[i];
+        const int dst = 8 * b + ((cw & 1) ? 4 : 0) + (cw >> 1);
+        const uint32_t v = qsrc[i];
+        reinterpret_cast<uint32_t *>(sm.qs + h * kQRow)[dst] = v;
+        if (q_fast) {
+            const uint32_t sh = (__float_as_uint(sm.sc[h * 4 + b]) >> 23) - (__float_as_uint(sm.qlow[h]) >> 23);
+            reinterpret_cast<uint32_t *>(sm.qs1 + h * kQRow)[dst] = codes_shl(v, sh, codes_shl_mask(sh));
+        }
     }
-    for (int i = threadIdx.x; i < kMmaHeads * 4; i += blockDim.x)
-        sm.sc[i] = a.q_scales[(int64_t) qi * kMmaHeads * 4 + i] * 0.25f;
-    for (int i = threadIdx.x; i < kMmaHeads; i += blockDim.x) sm.ws[i] = a.w[(int64_t) qi * kMmaHeads + i];
     __syncthreads();
     if (mine == 0) return;
+    const uint32_t q_lo = min(sm.q_exp[0][0], sm.q_exp[1][0]), q_hi = max(sm.q_exp[0][1], sm.q_exp[1][1]);
     // this lane's heads in the MMA's C: 16 mt + grp + 8 hh
     float wh[4][2];
 #pragma unroll
@@ -468,6 +526,8 @@ __global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(Sco
     const float4 *sq4 = reinterpret_cast<const float4 *>(sm.sc) + grp;  // head grp's four block scales
     // ldmatrix rows of this lane: matrix lane / 8 of an m-tile (rows +8 for matrices 1 and 3, k +16 for 2 and 3)
     const int8_t *qrow = sm.qs + ((lane & 7) + 8 * ((lane >> 3) & 1)) * kQRow + 16 * (lane >> 4);
+    const int8_t *qrow1 = qrow + (sm.qs1 - sm.qs);
+    const float *qlow = sm.qlow + grp;                          // head grp's lowest block scale
     uint16_t *terms = sm.terms[warp];
     const uint32_t *term_words = reinterpret_cast<const uint32_t *>(terms) + (lane >> 1);
     const uint32_t term_sel = (lane & 1) ? 0x3244u : 0x1044u;  // this lane's key of the pair -> a float's top half
@@ -498,33 +558,90 @@ __global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(Sco
                     for (int c = 0; c < 2; c++)
                         ksw[nt][c] = *reinterpret_cast<const uint32_t *>(st + kPageData + (k16 + 8 * nt + 2 * tig + c) * 4);
                 }
+                // key lane % 16 of these 16: whether it allows the one-chain form, its shifts and lowest scale
+                uint32_t k_shift, k_lo_bits;
+                bool fast;
+                {
+                    const uint32_t e = *reinterpret_cast<const uint32_t *>(st + kPageData + (k16 + (lane & 15)) * 4);
+                    uint32_t lo, hi;
+                    bytes_range(e, lo, hi);
+                    // ue8m0 bytes 1..254 are 2^(e - 127); every product and partial sum stays a normal float
+                    const bool ok = lo >= 1 && hi <= 254 && hi - lo <= kMaxShift && q_lo + lo >= 128 && q_hi + hi <= 360;
+                    k_shift = e - lo * 0x01010101u;
+                    k_lo_bits = lo << 23;
+                    fast = __all_sync(0xffffffffu, ok) && q_fast;
+                }
                 float d[4][2][4];
+                if (fast) {
+                    int acc[4][2][4];
 #pragma unroll
-                for (int mt = 0; mt < 4; mt++)
+                    for (int mt = 0; mt < 4; mt++)
 #pragma unroll
-                    for (int nt = 0; nt < 2; nt++) d[mt][nt][0] = d[mt][nt][1] = d[mt][nt][2] = d[mt][nt][3] = 0.f;
+                        for (int nt = 0; nt < 2; nt++)
+                            acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = (int) kDotBias;
+                    uint32_t ksh[2];
 #pragma unroll
-                for (int b = 0; b < 4; b++) {
-                    float ks[2][2];
+                    for (int nt = 0; nt < 2; nt++) ksh[nt] = __shfl_sync(0xffffffffu, k_shift, 8 * nt + grp);
+#pragma unroll
+                    for (int b = 0; b < 4; b++) {
+#pragma unroll
+                        for (int nt = 0; nt < 2; nt++) {
+                            const uint32_t sh = (ksh[nt] >> (8 * b)) & 0xff, mask = codes_shl_mask(sh);
+                            B0[nt][b] = codes_shl(B0[nt][b], sh, mask);
+                            B1[nt][b] = codes_shl(B1[nt][b], sh, mask);
+                        }
+#pragma unroll
+                        for (int mt = 0; mt < 4; mt++) {
+                            uint32_t A[4];
+                            ldmatrix_x4(A[0], A[1], A[2], A[3], qrow1 + 16 * mt * kQRow + 32 * b);
+#pragma unroll
+                            for (int nt = 0; nt < 2; nt++) mma_s8(acc[mt][nt], A, B0[nt][b], B1[nt][b]);
+                        }
+                    }
+                    float klow[2][2];
 #pragma unroll
                     for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-                        for (int c = 0; c < 2; c++) ks[nt][c] = e8m0_value((ksw[nt][c] >> (8 * b)) & 0xff);
+                        for (int c = 0; c < 2; c++)
+                            klow[nt][c] = __uint_as_float(__shfl_sync(0xffffffffu, k_lo_bits, 8 * nt + 2 * tig + c));
 #pragma unroll
                     for (int mt = 0; mt < 4; mt++) {
-                        uint32_t A[4];
-                        ldmatrix_x4(A[0], A[1], A[2], A[3], qrow + 16 * mt * kQRow + 32 * b);
-                        const float sqb[2] = {reinterpret_cast<const float *>(sq4 + 16 * mt)[b],
-                                              reinterpret_cast<const float *>(sq4 + 16 * mt + 8)[b]};
+                        const float ql[2] = {qlow[16 * mt], qlow[16 * mt + 8]};
 #pragma unroll
-                        for (int nt = 0; nt < 2; nt++) {
-                            int acc[4];
-                            mma_s8_biased(acc, A, B0[nt][b], B1[nt][b]);
+                        for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-                            for (int r = 0; r < 4; r++) {
-                                const float dot = __fsub_rn(__int_as_float(acc[r]), kDotBiasF);
-                                const float y = __fmul_rn(sqb[r >> 1], ks[nt][r & 1]);
-                                d[mt][nt][r] = __fmaf_rn(dot, y, d[mt][nt][r]);
+                            for (int r = 0; r < 4; r++)
+                                d[mt][nt][r] = __fmul_rn(__fsub_rn(__int_as_float(acc[mt][nt][r]), kDotBiasF),
+                                                         __fmul_rn(ql[r >> 1], klow[nt][r & 1]));
+                    }
+                } else {
+#pragma unroll
+                    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+                        for (int nt = 0; nt < 2; nt++) d[mt][nt][0] = d[mt][nt][1] = d[mt][nt][2] = d[mt][nt][3] = 0.f;
+#pragma unroll
+                    for (int b = 0; b < 4; b++) {
+                        float ks[2][2];
+#pragma unroll
+                        for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                            for (int c = 0; c < 2; c++) ks[nt][c] = e8m0_value((ksw[nt][c] >> (8 * b)) & 0xff);
+#pragma unroll
+                        for (int mt = 0; mt < 4; mt++) {
+                            uint32_t A[4];
+                            ldmatrix_x4(A[0], A[1], A[2], A[3], qrow + 16 * mt * kQRow + 32 * b);
+                            const float sqb[2] = {reinterpret_cast<const float *>(sq4 + 16 * mt)[b],
+                                                  reinterpret_cast<const float *>(sq4 + 16 * mt + 8)[b]};
+#pragma unroll
+                            for (int nt = 0; nt < 2; nt++) {
+                                int acc[4];
+                                mma_s8_biased(acc, A, B0[nt][b], B1[nt][b]);
+#pragma unroll
+                                for (int r = 0; r < 4; r++) {
+                                    const float dot = __fsub_rn(__int_as_float(acc[r]), kDotBiasF);
+                                    const float y = __fmul_rn(sqb[r >> 1], ks[nt][r & 1]);
+                                    d[mt][nt][r] = __fmaf_rn(dot, y, d[mt][nt][r]);
+                                }
                             }
                         }
                     }
@@ -788,14 +905,15 @@ bool scores_by_pages(const EntryLayout &k) {
            && k.scale_base % 16 == 0 && k.page_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(k.pool) % 16 == 0;
 }
 
-// Pages per warp: about four waves of CTAs (three resident per SM), 1..8 pages each.
+// Pages per warp: a warp's first page waits for its copy with nothing to overlap, so two or more whenever that
+// still gives every SM a CTA; up to 8 while more than one wave of CTAs (three resident per SM) remains.
 int pages_per_warp(int64_t all_pages, int sms) {
 #if STRATA_SCORES_PPW > 0
     (void) all_pages, (void) sms;
     return STRATA_SCORES_PPW;
 #else
-    int64_t ppw = all_pages / ((int64_t) kPageWarps * 3 * sms * 4);
-    return (int) std::max<int64_t>(1, std::min<int64_t>(8, ppw));
+    if (all_pages < (int64_t) 2 * kPageWarps * sms) return 1;
+    return (int) std::max<int64_t>(2, std::min<int64_t>(8, all_pages / ((int64_t) kPageWarps * 3 * sms)));
 #endif
 }
 
@@ -815,6 +933,15 @@ int strata_indexer_q_prep(int64_t q, int64_t w, int64_t rope_cos_sin, int64_t q_
     return 0;
 }
 
+// Whether the scores kernel may take its one-chain form (A/B measurements: STRATA_SCORES_ONE_CHAIN=0). Read once.
+static bool one_chain_enabled() {
+    static const bool enabled = [] {
+        const char *e = getenv("STRATA_SCORES_ONE_CHAIN");
+        return !(e != nullptr && strcmp(e, "0") == 0);
+    }();
+    return enabled;
+}
+
 int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_heads, int64_t query_pos,
                           int64_t query_seq, int64_t block_table, int table_stride, int64_t key_pool,
                           int64_t key_page_bytes, int entries_per_page, int data_stride, int scale_base,
@@ -826,7 +953,7 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
                 (const int *) query_seq, (const int *) block_table, table_stride,
                 EntryLayout{(uint8_t *) key_pool, key_page_bytes, entries_per_page, data_stride, scale_base,
                             scale_stride},
-                (uint16_t *) scores, score_stride, num_heads};
+                (uint16_t *) scores, score_stride, num_heads, one_chain_enabled()};
     const int sms = strata_sm_count();
     int64_t whole = (int64_t) num_queries * ((max_candidates + kScoreThreads - 1) / kScoreThreads);
     cudaStream_t st = (cudaStream_t) stream;
@@ -878,7 +1005,11 @@ int strata_indexer_topk(int64_t scores, int64_t score_stride, int64_t query_pos,
     // 16-CTA clusters only pay off while they all fit at once (few queries); otherwise 8 schedule better
     if ((int64_t) num_queries * kMaxRanks > sms && max_candidates <= 8 * kSlice) max_ranks = 8;
     if (max_candidates > max_ranks * kSlice) return (int) cudaErrorInvalidValue;
-    int ranks = max(1, min(max_ranks, (max_candidates + 8191) / 8192));
+    // about 8K candidates per CTA, but a CTA holds a whole SM (1,024 threads of 62 registers): beyond one CTA per
+    // SM the clusters run in waves, so more ranks than the SMs allow each query only add cluster barriers
+    const int fewest = (max_candidates + kSlice - 1) / kSlice;
+    const int per_query = (int) std::max<int64_t>(1, sms / num_queries);
+    int ranks = max(fewest, min(max_ranks, min(per_query, (max_candidates + 8191) / 8192)));
     if (ranks == 1) {
         strata_launch(k_topk<false>, dim3(1, num_queries), kTopkThreads, kTopkSmem, (cudaStream_t) stream, a);
         STRATA_LAUNCH_CHECK();

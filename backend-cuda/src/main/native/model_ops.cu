@@ -564,6 +564,27 @@ __global__ void k_fill_random(uint8_t *dst, int64_t bytes, uint64_t seed, uint8_
     }
 }
 
+// Benchmark fill of a kind's ue8m0 scale bytes in the page rows it owns: bytes [offset, offset + bytes) of each
+// listed row, every `group` consecutive bytes (one entry's block scales) a base in 120..126 plus 0 or 1, so an
+// entry's scales lie within a factor of two, as FP4 blocks of one rotated row come out (the masked random fill
+// would spread them over 2^-127 .. 2^-72).
+__global__ void k_fill_scales(uint8_t *pool, int64_t row_bytes, const int *rows, int n, int offset, int bytes,
+                              int group, uint64_t seed) {
+    strata_grid_begin();
+    for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t) n * bytes;
+         i += (int64_t) gridDim.x * blockDim.x) {
+        const int row = rows[i / bytes], b = (int) (i % bytes);
+        auto mix = [](uint64_t z) {
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            return z ^ (z >> 31);
+        };
+        const uint64_t entry = mix(seed + ((uint64_t) row << 20) + (uint64_t) (b / group) * 0x9E3779B97F4A7C15ull);
+        const uint64_t own = mix(seed + ((uint64_t) row << 20) + (uint64_t) b * 0xD1B54A32D192ED03ull + 1);
+        pool[row * row_bytes + offset + b] = (uint8_t) (120 + entry % 7 + (own & 1));
+    }
+}
+
 // ---- RoPE rows of a step, gathered from the positions' table
 
 // Token t at position p: q row = table[p]; for ratio r in {4, 128}, the row of the entry's first position p + 1 - r
@@ -806,6 +827,15 @@ int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64
     if (bytes <= 0) return 0;
     strata_launch(k_fill_random, 4096, 256, 0, (cudaStream_t) stream, (uint8_t *) dst, bytes, (uint64_t) seed,
         (uint8_t) mask);
+    return (int) cudaGetLastError();
+}
+
+int strata_fill_scales(int64_t pool, int64_t row_bytes, int64_t rows, int n, int offset, int bytes, int group,
+                       int64_t seed, int64_t stream) {
+    if (n <= 0 || bytes <= 0) return 0;
+    if (group <= 0 || offset < 0) return (int) cudaErrorInvalidValue;
+    strata_launch(k_fill_scales, 1024, 256, 0, (cudaStream_t) stream, (uint8_t *) pool, row_bytes, (const int *) rows,
+        n, offset, bytes, group, (uint64_t) seed);
     return (int) cudaGetLastError();
 }
 

@@ -76,3 +76,7 @@ int strata_argmax_rows(int64_t logits, int rows, int vocab, int64_t out_tokens, 
 
 /* Benchmarks only: fills bytes at dst with seeded pseudo-random bytes, each ANDed with mask. */
 int strata_fill_random(int64_t dst, int64_t bytes, int64_t seed, int mask, int64_t stream);
+// Benchmarks: ue8m0 scale bytes [offset, offset + bytes) of each listed page row (int32 row indices on the device)
+// set to a base in 120..126 per `group` bytes plus 0 or 1 (one entry's scales within a factor of two).
+int strata_fill_scales(int64_t pool, int64_t row_bytes, int64_t rows, int n, int offset, int bytes, int group,
+                       int64_t seed, int64_t stream);

@@ -55,18 +55,32 @@ class IndexerParityTest {
         check(8, 256, new int[]{2500, 1900, 1030}, 40, 7);
     }
 
+    /**
+     * Keys whose block scales spread over a factor of 64 (every 97th key): the scores kernel's groups of 16 keys that
+     * hold one take its four-term form, the others its one-chain form, both bit for bit the CPU's.
+     */
+    @Test
+    void keysWithWideBlockScales() {
+        check(64, 512, new int[]{8191, 6000, 3001}, 31, 19, 97);
+    }
+
     /** 128K context: the top-k spreads over a cluster of CTAs. */
     @Test
     void longContext() {
         check(64, 512, new int[]{131071, 70000}, 1, 3);
     }
 
+    private void check(int heads, int k, int[] lengths, int chunk, long seed) {
+        check(heads, k, lengths, chunk, seed, 0);
+    }
+
     /**
      * @param lengths     positions held per sequence (its last query sits at length - 1); sequence 1 shares
      *                    sequence 0's first pages
      * @param chunk       prefill rows of sequence 1 in the step (ending at its last position)
+     * @param wideEvery   0, or every this many keys (from the sixth) one whose second block is 64 times larger
      */
-    private void check(int heads, int k, int[] lengths, int chunk, long seed) {
+    private void check(int heads, int k, int[] lengths, int chunk, long seed, int wideEvery) {
         Random rnd = new Random(seed);
         KindLayout kind = KV.kind(CacheKind.C4_INDEXER_K);
         long rowBytes = KV.bucket(kind.bucket()).rowBytes();
@@ -97,7 +111,7 @@ class IndexerParityTest {
             for (int j = 0; j < lengths[s] / 4; j++) {
                 long slot = (long) table[s * tableStride + j / epp] * epp + j % epp;
                 if (written.add(slot)) {
-                    pool.write(slot, PagedEntries.indexerRow(rnd));
+                    pool.write(slot, PagedEntries.indexerRow(rnd, wideEvery > 0 && j % wideEvery == 5 ? 64f : 1f));
                 }
             }
         }

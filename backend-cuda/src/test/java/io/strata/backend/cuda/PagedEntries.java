@@ -44,9 +44,14 @@ final class PagedEntries {
 
     /** A random 128-wide indexer key as the reference stores it: FP4-simulated, one scale per 32. */
     static float[] indexerRow(Random rnd) {
+        return indexerRow(rnd, 1f);
+    }
+
+    /** An indexer row whose second 32-channel block is {@code block1} times larger than the rest. */
+    static float[] indexerRow(Random rnd, float block1) {
         float[] x = new float[128];
         for (int i = 0; i < 128; i++) {
-            x[i] = Bf16.round((float) rnd.nextGaussian());
+            x[i] = Bf16.round((float) rnd.nextGaussian() * (i / 32 == 1 ? block1 : 1f));
         }
         ActivationQuant.fp4RoundTrip(x, 0, 128, 32);
         return x;

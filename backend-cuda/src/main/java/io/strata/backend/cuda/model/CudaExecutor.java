@@ -5,6 +5,7 @@ import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.NativeLibrary;
 import io.strata.backend.cuda.nat.CudaNative;
 import io.strata.kv.IndexerKvDtype;
+import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.MainKvDtype;
 import io.strata.kv.PageBucket;
@@ -278,6 +279,14 @@ public final class CudaExecutor implements ModelExecutor {
     /** Benchmarks: every KV page holds small random entries, as if a long context had been prefilled. */
     synchronized void fillKvRandom(long seed) {
         kv.fillRandom(seed);
+    }
+
+    /**
+     * Benchmarks: the FP4 indexer keys in the page rows {@code rows} of the indexer's kind groups get block scales
+     * as real rows have them (see {@link DeviceKvCache#fillScales}).
+     */
+    synchronized void fillIndexerKeyScales(KindGroup group, int[] rows, long seed) {
+        kv.fillScales(group, rows, seed);
     }
 
     /** Decode steps served by graph replay so far. */

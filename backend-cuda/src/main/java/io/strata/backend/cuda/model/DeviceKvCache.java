@@ -104,6 +104,29 @@ final class DeviceKvCache implements AutoCloseable {
         CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "fill");
     }
 
+    /**
+     * Benchmarks only, after {@link #fillRandom}: the block scales of group {@code g}'s entries in page rows
+     * {@code rows}, every layer's page, set as the scales of real rows come out (an entry's four FP4 block scales
+     * within a factor of two, 2^-7 .. 2^0), where the masked random fill spreads them over 2^-127 .. 2^-72. The
+     * indexer's scores kernel takes a shorter exact form for such keys; other kinds' bytes in the rows are untouched.
+     */
+    void fillScales(KindGroup g, int[] rows, long seed) {
+        KindLayout k = layout.kindOf(g);
+        EntryLayout e = entries(g.kind());
+        if (rows.length == 0) {
+            return;
+        }
+        long rowBytes = layout.bucket(g.bucket()).rowBytes();
+        try (DeviceBuffer d = DeviceBuffer.of(rows)) {
+            for (int slot = 0; slot < g.layers().size(); slot++) {
+                long pool = buffers.get(g.bucket()).address() + (long) slot * k.layerPageBytes();
+                CudaRuntime.check(CudaNative.strata_fill_scales(pool, rowBytes, d.address(), rows.length, e.scaleBase(),
+                    e.entriesPerPage() * e.scaleStride(), e.scaleStride(), seed + slot, 0), "fill scales " + g.kind());
+            }
+            CudaRuntime.check(CudaNative.strata_cuda_synchronize(), "fill scales");
+        }
+    }
+
     @Override
     public void close() {
         buffers.values().forEach(DeviceBuffer::close);

@@ -81,6 +81,10 @@ public final class CudaNative {
 
     public static native int strata_fill_random(@Cast("int64_t") long dst, @Cast("int64_t") long bytes,
             @Cast("int64_t") long seed, int mask, @Cast("int64_t") long stream);
+
+    public static native int strata_fill_scales(@Cast("int64_t") long pool, @Cast("int64_t") long rowBytes,
+            @Cast("int64_t") long rows, int n, int offset, int bytes, int group, @Cast("int64_t") long seed,
+            @Cast("int64_t") long stream);
     // ---- kernels (see strata_kernels.h for the argument contract) ----
 
     public static native @Cast("int64_t") long strata_f1_workspace_bytes(int numTokens, int headDim);

@@ -5,6 +5,8 @@ import io.strata.backend.cpu.bench.SyntheticCheckpoint;
 import io.strata.backend.cuda.CudaRuntime;
 import io.strata.backend.cuda.DeviceBuffer;
 import io.strata.backend.cuda.nat.CudaNative;
+import io.strata.kv.CacheKind;
+import io.strata.kv.KindGroup;
 import io.strata.kv.KvLayout;
 import io.strata.kv.KvModelShape;
 import io.strata.kv.KvPrecision;
@@ -39,8 +41,11 @@ import java.util.SplittableRandom;
  * component profile of an eager one-stream step. Results go to a JSON file, one object per measurement.
  *
  * <p>usage: {@code ModelDecodeBench <work dir> [layers=8] [contexts=8192,32768,131072] [batches=1,8,64,256]
- * [steps=16] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [out=decode.json]}; a variant may end in
- * {@code -argmax} (every row greedy: the device returns tokens, not logits)
+ * [steps=16] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [indexer-scales=real] [out=decode.json]}; a
+ * variant may end in {@code -argmax} (every row greedy: the device returns tokens, not logits). With
+ * {@code indexer-scales=real} (the default) the indexer keys' FP4 block scales are set as real rows have them (an
+ * entry's four within a factor of two); {@code random} leaves them to the masked random fill (2^-127 .. 2^-72, four
+ * unrelated exponents per key), which sends every key down the scores kernel's four-term form.
  */
 public final class ModelDecodeBench {
     private static final int WARMUP = 3;
@@ -66,7 +71,7 @@ public final class ModelDecodeBench {
         Path dir = Path.of(args[0]);
         Map<String, String> opt = new LinkedHashMap<>(Map.of("layers", "8", "contexts", "8192,32768,131072",
             "batches", "1,8,64,256", "steps", "16", "repeats", "2", "variants", "eager-1,eager-2,graphs-1,graphs-2",
-            "out", "decode.json"));
+            "indexer-scales", "real", "out", "decode.json"));
         for (int i = 1; i < args.length; i++) {
             String[] kv = args[i].split("=", 2);
             opt.put(kv[0], kv[1]);
@@ -78,6 +83,11 @@ public final class ModelDecodeBench {
         int repeats = Integer.parseInt(opt.get("repeats"));
         List<Variant> variants = Arrays.stream(opt.get("variants").split(",")).map(Variant::parse).toList();
         Path out = Path.of(opt.get("out"));
+        boolean realScales = switch (opt.get("indexer-scales")) {
+            case "real" -> true;
+            case "random" -> false;
+            default -> throw new IllegalArgumentException("indexer-scales: real or random, not " + opt.get("indexer-scales"));
+        };
         if (!Files.exists(dir.resolve("config.json"))) {
             long t0 = System.nanoTime();
             SyntheticCheckpoint.writeBulk(SyntheticCheckpoint.flash(layers), dir);
@@ -124,8 +134,8 @@ public final class ModelDecodeBench {
                     for (int context : contexts) {
                         for (int batch : batches) {
                             long replaysBefore = gpu.graphReplays();
-                            double[] ms = decode(gpu, new PageAllocator(layout, pages), config, batch, context, steps,
-                                v.argmax(), rnd);
+                            double[] ms = decode(gpu, filled(gpu, layout, new PageAllocator(layout, pages), batch,
+                                context, steps, realScales), config, batch, context, steps, v.argmax(), rnd);
                             boolean replayed = gpu.graphReplays() - replaysBefore >= steps;
                             System.out.printf(Locale.ROOT, "rep %d %-9s context %6d batch %3d: step median %7.3f ms"
                                     + " (min %.3f, max %.3f)%s = %.0f tok/s; host: plan %.3f, issue %.3f, wait %.3f ms;"
@@ -145,7 +155,8 @@ public final class ModelDecodeBench {
             gpu.reconfigure(1, false);
             for (int context : contexts) {
                 for (int batch : batches) {
-                    Map<StepProfile.Component, Double> p = profile(gpu, new PageAllocator(layout, pages), config, batch,
+                    Map<StepProfile.Component, Double> p = profile(gpu, filled(gpu, layout, new PageAllocator(layout,
+                        pages), batch, context, 4, realScales), config, batch,
                         context, rnd);
                     StringBuilder json = new StringBuilder();
                     double total = p.values().stream().mapToDouble(Double::doubleValue).sum();
@@ -170,9 +181,28 @@ public final class ModelDecodeBench {
      * step (until its logits are readable on the host) and the median ms of one greedy pass over them (the
      * least the engine's sampler does with every row; timed apart, it runs on the engine's thread after the step).
      */
-    private static double[] decode(CudaExecutor gpu, PageAllocator pages, ModelConfig config, int batch, int context,
-                                   int steps, boolean argmaxOnly, SplittableRandom rnd) {
+    /**
+     * The requests' block tables for one (context, batch), and the pools filled for them: the masked random fill
+     * again (an earlier shape's indexer scales must not stay in pages other kinds own now), then, with
+     * {@code realScales}, the indexer keys' block scales in the pages the tables give the indexer.
+     */
+    private static List<BlockTable[]> filled(CudaExecutor gpu, KvLayout layout, PageAllocator pages, int batch,
+                                             int context, int steps, boolean realScales) {
         List<BlockTable[]> tables = tables(pages, batch, context, steps);
+        if (realScales) {
+            gpu.fillKvRandom(7);
+            for (KindGroup g : layout.groups()) {
+                if (g.kind() == CacheKind.C4_INDEXER_K) {
+                    gpu.fillIndexerKeyScales(g, tables.stream().filter(t -> g.id() < t.length && t[g.id()] != null)
+                        .flatMapToInt(t -> Arrays.stream(t[g.id()].pages())).filter(p -> p >= 0).distinct().toArray(), 11);
+                }
+            }
+        }
+        return tables;
+    }
+
+    private static double[] decode(CudaExecutor gpu, List<BlockTable[]> tables, ModelConfig config, int batch,
+                                   int context, int steps, boolean argmaxOnly, SplittableRandom rnd) {
         double[] ms = new double[steps];
         double[] argmax = new double[steps];
         double[][] host = new double[3][steps];
@@ -216,9 +246,9 @@ public final class ModelDecodeBench {
     }
 
     /** The median over three profiled steps of each component's device milliseconds. */
-    private static Map<StepProfile.Component, Double> profile(CudaExecutor gpu, PageAllocator pages, ModelConfig config,
-                                                             int batch, int context, SplittableRandom rnd) {
-        List<BlockTable[]> tables = tables(pages, batch, context, 4);
+    private static Map<StepProfile.Component, Double> profile(CudaExecutor gpu, List<BlockTable[]> tables,
+                                                             ModelConfig config, int batch, int context,
+                                                             SplittableRandom rnd) {
         List<Map<StepProfile.Component, Double>> runs = new ArrayList<>();
         for (int s = 0; s < 4; s++) {
             var p = gpu.profile(step(tables, batch, context - 4 + s, config.vocabSize(), false, rnd));
