@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(128) k_indexer_scores_mma(ScoreArgs a) {
     }
 }
 
-// Many queries or candidates, 64 heads, indexer pages of 32 or 64 split entries (the cache's layout): each warp
+// Many queries or candidates, 64 heads, indexer pages of 64 split entries (the cache's layout): each warp
 // scores whole pages on its own, so no barrier of the CTA is crossed after the query is staged. The warp's
 // lane 0 has the copy engine bring the warp's next pages (values and scales, one page per stage) while the
 // warp scores the one before. Per 16 keys the warp runs int8 MMAs over all 64 heads (keys in B straight from
@@ -899,9 +899,9 @@ __global__ void __launch_bounds__(kTopkThreads) k_topk(TopkArgs a) {
 }
 
 // The page kernel copies a page's values and scales whole: split 64-byte values and 4-byte scales, 16-byte
-// aligned, 32 or 64 entries a page (its stages and its 32-key sums).
+// aligned, 64 entries a page (a 256-token block at ratio 4: the only page these kernels were checked on).
 bool scores_by_pages(const EntryLayout &k) {
-    return (k.entries_per_page == 32 || k.entries_per_page == kPageKeys) && k.data_stride == 64 && k.scale_stride == 4
+    return k.entries_per_page == kPageKeys && k.data_stride == 64 && k.scale_stride == 4
            && k.scale_base % 16 == 0 && k.page_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(k.pool) % 16 == 0;
 }
 
