@@ -957,10 +957,14 @@ int strata_indexer_scores(int64_t q_codes, int64_t q_scales, int64_t w, int num_
     const int sms = strata_sm_count();
     int64_t whole = (int64_t) num_queries * ((max_candidates + kScoreThreads - 1) / kScoreThreads);
     cudaStream_t st = (cudaStream_t) stream;
-    if (whole < 2 * sms && num_heads <= 64) {
+    const bool by_pages = num_heads == kMmaHeads && kScoresOnTensorCores && kScoresByPages && scores_by_pages(a.keys);
+    // few queries: the page kernel once there are two pages per SM (one query at 128K: 14.4 -> 8.9 us), below
+    // that the split kernel (one query at 8K: 6.5 against 8.6)
+    const int64_t all_pages = by_pages ? (int64_t) num_queries * ((max_candidates + kPageKeys - 1) / kPageKeys) : 0;
+    if (whole < 2 * sms && num_heads <= 64 && all_pages < 2 * sms) {
         dim3 grid((max_candidates + kSplitKeys - 1) / kSplitKeys, num_queries);
         strata_launch(k_indexer_scores_split<64>, grid, kScoreThreads, 0, st, a);
-    } else if (num_heads == kMmaHeads && kScoresOnTensorCores && kScoresByPages && scores_by_pages(a.keys)) {
+    } else if (by_pages) {
         const int epp = entries_per_page;
         const int64_t pages = (max_candidates + epp - 1) / epp;
         const int ppw = pages_per_warp(num_queries * pages, sms);
