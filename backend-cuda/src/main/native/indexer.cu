@@ -29,23 +29,36 @@ namespace {
 constexpr int kIdxDim = 128;                 // index_head_dim
 constexpr int kScoreThreads = 256;           // one key per thread
 
-// |e2m1| * 2 for codes 0..7, as bytes for __byte_perm: 0,1,2,3 | 4,6,8,12
+// 2 x e2m1 as int8 for magnitudes 0..7 and for their negatives, as bytes for __byte_perm:
+// 0,1,2,3 | 4,6,8,12 and 0,-1,-2,-3 | -4,-6,-8,-12
 constexpr uint32_t kMagLo = 0x03020100u;
 constexpr uint32_t kMagHi = 0x0C080604u;
+constexpr uint32_t kNegLo = 0xFDFEFF00u;
+constexpr uint32_t kNegHi = 0xF4F8FAFCu;
+
+// Four e2m1 codes (the low 16 bits of mag: magnitudes, of sign: sign bits moved to bit 0 of each nibble) as
+// four int8 (twice the value).
+__device__ __forceinline__ uint32_t e2m1x4_lookup(uint32_t mag, uint32_t sign) {
+    uint32_t pos = __byte_perm(kMagLo, kMagHi, mag);
+    uint32_t neg = __byte_perm(kNegLo, kNegHi, mag);
+    uint32_t m = __byte_perm(0x0000FF00u, 0u, sign);  // 0xff in the bytes of negative codes
+    return (pos & ~m) | (neg & m);
+}
 
 // Eight e2m1 codes (one nibble each, low nibble first) -> two words of four int8 values (2x the value).
 __device__ __forceinline__ void e2m1x8_to_int8(uint32_t w, uint32_t &lo, uint32_t &hi) {
-    uint32_t mag = w & 0x77777777u;
-    uint32_t m0 = __byte_perm(kMagLo, kMagHi, mag & 0xffffu);
-    uint32_t m1 = __byte_perm(kMagLo, kMagHi, mag >> 16);
-    // sign bit 3 of nibble k -> 0xff in byte k
-    uint32_t s0 = ((w & 0x8u) >> 3) | ((w & 0x80u) << 1) | ((w & 0x800u) << 5) | ((w & 0x8000u) << 9);
-    uint32_t s1 = ((w & 0x80000u) >> 19) | ((w & 0x800000u) >> 15) | ((w & 0x8000000u) >> 11)
-                | ((w & 0x80000000u) >> 7);
-    s0 *= 0xffu;
-    s1 *= 0xffu;
-    lo = __vsub4(m0 ^ s0, s0);
-    hi = __vsub4(m1 ^ s1, s1);
+    const uint32_t mag = w & 0x77777777u, sign = (w >> 3) & 0x11111111u;
+    lo = e2m1x4_lookup(mag, sign);
+    hi = e2m1x4_lookup(mag >> 16, sign >> 16);
+}
+
+// The accumulators of a warp's 64 heads x 16 keys (four m-tiles, two n-tiles of an m16n8 MMA), all set to v.
+template <typename T>
+__device__ __forceinline__ void fill_tiles(T (&x)[4][2][4], T v) {
+#pragma unroll
+    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++) x[mt][nt][0] = x[mt][nt][1] = x[mt][nt][2] = x[mt][nt][3] = v;
 }
 
 __device__ __forceinline__ float e8m0_value(uint32_t byte) { return __uint_as_float(byte << 23); }
@@ -306,10 +319,7 @@ __global__ void __launch_bounds__(128) k_indexer_scores_mma(ScoreArgs a) {
         if (pass + 1 < kMmaPasses) fetch(pass + 1);
         // this warp's keys: n-tile nt holds keys 16*warp + 8*nt + 0..7
         float d[4][2][4];
-#pragma unroll
-        for (int mt = 0; mt < 4; mt++)
-#pragma unroll
-            for (int nt = 0; nt < 2; nt++) d[mt][nt][0] = d[mt][nt][1] = d[mt][nt][2] = d[mt][nt][3] = 0.f;
+        fill_tiles(d, 0.f);
 #pragma unroll
         for (int b = 0; b < 4; b++) {
             uint32_t B0[2], B1[2];
@@ -415,18 +425,6 @@ __device__ __forceinline__ void bytes_range(uint32_t w, uint32_t &lo, uint32_t &
     hi = max(max(b0, b1), max(b2, b3));
 }
 
-// 2 x e2m1 as int8 for magnitudes 0..7 and for their negatives, as __byte_perm tables
-constexpr uint32_t kNegLo = 0xFDFEFF00u;
-constexpr uint32_t kNegHi = 0xF4F8FAFCu;
-
-// Four e2m1 codes (the low 16 bits of mag: magnitudes, of sign: sign bits moved to bit 0 of each nibble) as
-// four int8 (twice the value).
-__device__ __forceinline__ uint32_t e2m1x4_lookup(uint32_t mag, uint32_t sign) {
-    uint32_t pos = __byte_perm(kMagLo, kMagHi, mag);
-    uint32_t neg = __byte_perm(kNegLo, kNegHi, mag);
-    uint32_t m = __byte_perm(0x0000FF00u, 0u, sign);  // 0xff in the bytes of negative codes
-    return (pos & ~m) | (neg & m);
-}
 
 // d = A * B + kDotBias (as int32) for each of the four accumulators: int8 m16n8k32.
 __device__ __forceinline__ void mma_s8_biased(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -549,10 +547,7 @@ __global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(Sco
                     const uint8_t *key = st + (k16 + 8 * nt + grp) * 64 + 4 * tig;
 #pragma unroll
                     for (int b = 0; b < 4; b++) {
-                        const uint32_t w = *reinterpret_cast<const uint32_t *>(key + 16 * b);
-                        const uint32_t mag = w & 0x77777777u, sign = (w >> 3) & 0x11111111u;
-                        B0[nt][b] = e2m1x4_lookup(mag, sign);
-                        B1[nt][b] = e2m1x4_lookup(mag >> 16, sign >> 16);
+                        e2m1x8_to_int8(*reinterpret_cast<const uint32_t *>(key + 16 * b), B0[nt][b], B1[nt][b]);
                     }
 #pragma unroll
                     for (int c = 0; c < 2; c++)
@@ -574,11 +569,7 @@ __global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(Sco
                 float d[4][2][4];
                 if (fast) {
                     int acc[4][2][4];
-#pragma unroll
-                    for (int mt = 0; mt < 4; mt++)
-#pragma unroll
-                        for (int nt = 0; nt < 2; nt++)
-                            acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = (int) kDotBias;
+                    fill_tiles(acc, (int) kDotBias);
                     uint32_t ksh[2];
 #pragma unroll
                     for (int nt = 0; nt < 2; nt++) ksh[nt] = __shfl_sync(0xffffffffu, k_shift, 8 * nt + grp);
@@ -615,10 +606,7 @@ __global__ void __launch_bounds__(kPageWarps * 32, 3) k_indexer_scores_pages(Sco
                                                          __fmul_rn(ql[r >> 1], klow[nt][r & 1]));
                     }
                 } else {
-#pragma unroll
-                    for (int mt = 0; mt < 4; mt++)
-#pragma unroll
-                        for (int nt = 0; nt < 2; nt++) d[mt][nt][0] = d[mt][nt][1] = d[mt][nt][2] = d[mt][nt][3] = 0.f;
+                    fill_tiles(d, 0.f);
 #pragma unroll
                     for (int b = 0; b < 4; b++) {
                         float ks[2][2];
