@@ -413,40 +413,111 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
     if (lane < n) comb[lane] = c;
 }
 
-// One CTA per token. SIDE (below kMixGroupsMaxTokens tokens): kNormThreads threads for the pre-mix norm and one
-// more warp for the Sinkhorn iterations; the norm needs only the pre weights, so the two run side by side once
-// those are known. Otherwise (more tokens: the extra warp per CTA measured slower there, docs/benchmarks.md) the
-// first warp runs the iterations, then all kNormThreads threads the norm. No launch bounds: with them the
-// compiler chose fewer registers and the step measured about a microsecond slower at every batch.
-template <bool SIDE>
+// One CTA per token: kNormThreads threads for the pre-mix norm and one more warp for the Sinkhorn iterations,
+// side by side once the mixes are known (the norm needs only the pre weights; the iterations are the longer
+// chain). Each norm thread loads its channels of the streams and its norm weights before the mixes' partials are
+// summed, so those loads wait together with the partials' instead of after them, and keeps the pre-mix values in
+// registers. G: 8-channel groups per norm thread (dim <= G * 8 * kNormThreads, dim % 8 == 0); the arithmetic and
+// its order are premix_norm's. No launch bounds: with them the compiler chose fewer registers and the step
+// measured about a microsecond slower at every batch.
+template <int G>
 __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
                          const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
                          float norm_eps) {
+    strata_grid_begin();
+    __shared__ float red[32];
+    __shared__ float mixes[kMaxMix];
+    __shared__ float mix[2 * kMaxHc + kMaxHc * kMaxHc];
+    const int t = blockIdx.x, width = hc * dim, mw = 2 * hc + hc * hc;
+    const uint16_t *ht = h + (int64_t) t * width;
+    const bool norm_thread = threadIdx.x < kNormThreads;  // uniform over each warp
+    uint4 v[G][kMaxHc];
+    float4 nw[G][2];
+    if (norm_thread) {
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const int d = (threadIdx.x + g * kNormThreads) * 8;
+            if (d < dim) {
+#pragma unroll
+                for (int k = 0; k < kMaxHc; k++) {
+                    if (k < hc) v[g][k] = *reinterpret_cast<const uint4 *>(ht + (int64_t) k * dim + d);
+                }
+                nw[g][0] = __ldg(reinterpret_cast<const float4 *>(norm + d));
+                nw[g][1] = __ldg(reinterpret_cast<const float4 *>(norm + d + 4));
+            }
+        }
+    }
+    mixes_from_partials(partials, t, splits, (2 + hc) * hc, width, norm_eps, mixes);
+    if (threadIdx.x < hc) mix[threadIdx.x] = pre_weight(mixes, scale, base, threadIdx.x, hc_eps);
+    __syncthreads();
+    if (!norm_thread) {
+        sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
+        __syncwarp();
+        for (int i = threadIdx.x - kNormThreads; i < mw; i += 32) out_mix[(int64_t) t * mw + i] = mix[i];
+        return;
+    }
+    float s[G][8];
+    float ss = 0.f;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        const int d = (threadIdx.x + g * kNormThreads) * 8;
+        if (d < dim) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) s[g][i] = 0.f;
+#pragma unroll
+            for (int k = 0; k < kMaxHc; k++) {
+                if (k < hc) {
+                    const uint32_t w[4] = {v[g][k].x, v[g][k].y, v[g][k].z, v[g][k].w};
+#pragma unroll
+                    for (int i = 0; i < 8; i++) {
+                        const float hv = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
+                        s[g][i] = __fadd_rn(s[g][i], __fmul_rn(mix[k], hv));
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                s[g][i] = bf16_round(s[g][i]);
+                ss = __fmaf_rn(s[g][i], s[g][i], ss);
+            }
+        }
+    }
+    const float inv = inv_rms(team_sum(ss, red, kNormThreads), dim, norm_eps);
+    uint16_t *out = out_x + (int64_t) t * dim;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        const int d = (threadIdx.x + g * kNormThreads) * 8;
+        if (d < dim) {
+            const float n8[8] = {nw[g][0].x, nw[g][0].y, nw[g][0].z, nw[g][0].w, nw[g][1].x, nw[g][1].y, nw[g][1].z, nw[g][1].w};
+            uint32_t o[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const uint32_t lo = float_to_bf16_bits(__fmul_rn(n8[2 * i], __fmul_rn(s[g][2 * i], inv)));
+                const uint32_t hi = float_to_bf16_bits(__fmul_rn(n8[2 * i + 1], __fmul_rn(s[g][2 * i + 1], inv)));
+                o[i] = lo | (hi << 16);
+            }
+            *reinterpret_cast<uint4 *>(out + d) = make_uint4(o[0], o[1], o[2], o[3]);
+        }
+    }
+}
+
+// The pre for other widths (dim not a multiple of 8 or past 2 * 8 * kNormThreads): the first warp runs the
+// iterations, then all kNormThreads threads the norm through shared memory.
+__global__ void k_hc_pre_any(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
+                             const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
+                             float norm_eps) {
     strata_grid_begin();
     extern __shared__ float xs[];
     __shared__ float red[32];
     __shared__ float mixes[kMaxMix];
     __shared__ float mix[2 * kMaxHc + kMaxHc * kMaxHc];
-    int t = blockIdx.x;
-    int width = hc * dim;
-    const int mw = 2 * hc + hc * hc;
-    const uint16_t *ht = h + (int64_t) t * width;
+    const int t = blockIdx.x, width = hc * dim, mw = 2 * hc + hc * hc;
     mixes_from_partials(partials, t, splits, (2 + hc) * hc, width, norm_eps, mixes);
     if (threadIdx.x < hc) mix[threadIdx.x] = pre_weight(mixes, scale, base, threadIdx.x, hc_eps);
-    if constexpr (SIDE) {
-        __syncthreads();
-        if (threadIdx.x >= kNormThreads) {
-            sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
-            __syncwarp();
-            for (int i = threadIdx.x - kNormThreads; i < mw; i += 32) out_mix[(int64_t) t * mw + i] = mix[i];
-            return;
-        }
-    } else {
-        if (threadIdx.x < 32) sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
-        __syncthreads();
-        for (int i = threadIdx.x; i < mw; i += blockDim.x) out_mix[(int64_t) t * mw + i] = mix[i];
-    }
-    premix_norm(ht, mix, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) t * dim, kNormThreads);
+    if (threadIdx.x < 32) sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
+    __syncthreads();
+    for (int i = threadIdx.x; i < mw; i += blockDim.x) out_mix[(int64_t) t * mw + i] = mix[i];
+    premix_norm(h + (int64_t) t * width, mix, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) t * dim, kNormThreads);
 }
 
 __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *mix, uint16_t *next, int hc, int dim,
@@ -720,13 +791,18 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
     }
     int err = launched();
     if (err != 0) return err;
+    if (dim % 8 == 0 && dim <= 2 * 8 * kNormThreads) {
+        auto *pre = dim <= 8 * kNormThreads ? k_hc_pre<1> : k_hc_pre<2>;
+        strata_launch(pre, num_tokens, kNormThreads + 32, 0, as_stream(stream), h, (const float *) partials, splits,
+            (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
+            dim, iters, hc_eps, norm_eps);
+        return launched();
+    }
     size_t smem = (size_t) dim * sizeof(float);
-    const bool side = num_tokens < kMixGroupsMaxTokens;
-    auto *pre = side ? k_hc_pre<true> : k_hc_pre<false>;
-    if (smem > 48 * 1024) cudaFuncSetAttribute(pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    strata_launch(pre, num_tokens, kNormThreads + (side ? 32 : 0), smem, as_stream(stream), h, (const float *) partials,
-        splits, (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x,
-        (float *) out_mix, hc, dim, iters, hc_eps, norm_eps);
+    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre_any, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    strata_launch(k_hc_pre_any, num_tokens, kNormThreads, smem, as_stream(stream), h, (const float *) partials, splits,
+        (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc, dim,
+        iters, hc_eps, norm_eps);
     return launched();
 }
 
