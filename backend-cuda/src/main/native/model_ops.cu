@@ -83,6 +83,42 @@ __global__ void k_rms_norm(const uint16_t *x, int64_t xs, const float *w, uint16
     }
 }
 
+// Channels d..d+7 of the pre-mix from the streams' 16-byte loads v[k]: s[i] = bf16(sum_k pre_k h[k][d + i]), and
+// their squares added to ss in channel order.
+__device__ __forceinline__ void premix8(const uint4 (&v)[kMaxHc], const float *pre, int hc, float (&s)[8], float &ss) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) s[i] = 0.f;
+#pragma unroll
+    for (int k = 0; k < kMaxHc; k++) {
+        if (k < hc) {
+            const uint32_t w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const float hv = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
+                s[i] = __fadd_rn(s[i], __fmul_rn(pre[k], hv));
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        s[i] = bf16_round(s[i]);
+        ss = __fmaf_rn(s[i], s[i], ss);
+    }
+}
+
+// Eight normalised channels as bf16: bf16(w_i * (s_i * inv)), w from the two float4 loads of the norm weights.
+__device__ __forceinline__ uint4 norm8(const float (&s)[8], float4 w0, float4 w1, float inv) {
+    const float nv[8] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
+    uint32_t o[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint32_t lo = float_to_bf16_bits(__fmul_rn(nv[2 * i], __fmul_rn(s[2 * i], inv)));
+        const uint32_t hi = float_to_bf16_bits(__fmul_rn(nv[2 * i + 1], __fmul_rn(s[2 * i + 1], inv)));
+        o[i] = lo | (hi << 16);
+    }
+    return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
 // x = bf16(sum_k pre_k h[k]) into smem, then the weighted RMSNorm of it into out (bf16), by the first `team`
 // threads of the CTA. Eight channels per thread and step when dim allows: all of a step's loads are
 // independent, so the block waits for memory about once per step rather than once per channel.
@@ -96,24 +132,10 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
             for (int k = 0; k < kMaxHc; k++) {
                 if (k < hc) v[k] = *reinterpret_cast<const uint4 *>(h + (int64_t) k * dim + d);
             }
-            float s[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+            float s[8];
+            premix8(v, pre, hc, s, ss);
 #pragma unroll
-            for (int k = 0; k < kMaxHc; k++) {
-                if (k < hc) {
-                    const uint32_t w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
-#pragma unroll
-                    for (int i = 0; i < 8; i++) {
-                        float hv = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
-                        s[i] = __fadd_rn(s[i], __fmul_rn(pre[k], hv));
-                    }
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                s[i] = bf16_round(s[i]);
-                xs[d + i] = s[i];
-                ss = __fmaf_rn(s[i], s[i], ss);
-            }
+            for (int i = 0; i < 8; i++) xs[d + i] = s[i];
         }
     } else {
         for (int d = threadIdx.x; d < dim; d += team) {
@@ -127,16 +149,9 @@ __device__ void premix_norm(const uint16_t *h, const float *pre, int hc, int dim
     float inv = inv_rms(team_sum(ss, red, team), dim, eps);
     if (dim % 8 == 0) {
         for (int d = threadIdx.x * 8; d < dim; d += team * 8) {
-            const float4 n0 = *reinterpret_cast<const float4 *>(norm + d), n1 = *reinterpret_cast<const float4 *>(norm + d + 4);
-            const float nv[8] = {n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w};
-            uint32_t o[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                uint32_t lo = float_to_bf16_bits(__fmul_rn(nv[2 * i], __fmul_rn(xs[d + 2 * i], inv)));
-                uint32_t hi = float_to_bf16_bits(__fmul_rn(nv[2 * i + 1], __fmul_rn(xs[d + 2 * i + 1], inv)));
-                o[i] = lo | (hi << 16);
-            }
-            *reinterpret_cast<uint4 *>(out + d) = make_uint4(o[0], o[1], o[2], o[3]);
+            const float s[8] = {xs[d], xs[d + 1], xs[d + 2], xs[d + 3], xs[d + 4], xs[d + 5], xs[d + 6], xs[d + 7]};
+            *reinterpret_cast<uint4 *>(out + d) = norm8(s, *reinterpret_cast<const float4 *>(norm + d),
+                                                        *reinterpret_cast<const float4 *>(norm + d + 4), inv);
         }
     } else {
         for (int d = threadIdx.x; d < dim; d += team) {
@@ -415,35 +430,37 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
 
 // One CTA per token: kNormThreads threads for the pre-mix norm and one more warp for the Sinkhorn iterations,
 // side by side once the mixes are known (the norm needs only the pre weights; the iterations are the longer
-// chain). Each norm thread loads its channels of the streams and its norm weights before the mixes' partials are
-// summed, so those loads wait together with the partials' instead of after them, and keeps the pre-mix values in
-// registers. G: 8-channel groups per norm thread (dim <= G * 8 * kNormThreads, dim % 8 == 0); the arithmetic and
-// its order are premix_norm's. No launch bounds: with them the compiler chose fewer registers and the step
-// measured about a microsecond slower at every batch.
+// chain). G > 0 (dim % 8 == 0, dim <= G * 8 * kNormThreads): each norm thread loads its G 8-channel groups of the
+// streams and of the norm weights before the mixes' partials are summed, so those loads wait together with the
+// partials' instead of after them, and keeps the pre-mix values in registers; G = 0: premix_norm, through shared
+// memory (dim floats), for any dim. Both with premix_norm's arithmetic and order. No launch bounds: with them the
+// compiler chose fewer registers and the step measured about a microsecond slower at every batch.
 template <int G>
 __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
                          const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
                          float norm_eps) {
     strata_grid_begin();
+    extern __shared__ float xs[];
     __shared__ float red[32];
     __shared__ float mixes[kMaxMix];
     __shared__ float mix[2 * kMaxHc + kMaxHc * kMaxHc];
     const int t = blockIdx.x, width = hc * dim, mw = 2 * hc + hc * hc;
     const uint16_t *ht = h + (int64_t) t * width;
     const bool norm_thread = threadIdx.x < kNormThreads;  // uniform over each warp
-    uint4 v[G][kMaxHc];
-    float4 nw[G][2];
-    if (norm_thread) {
+    constexpr int kGroups = G > 0 ? G : 1;
+    uint4 v[kGroups][kMaxHc];
+    float4 nw[kGroups][2];
+    auto first = [&](int g) { return (threadIdx.x + g * kNormThreads) * 8; };  // a group's first channel
+    if (G > 0 && norm_thread) {
 #pragma unroll
         for (int g = 0; g < G; g++) {
-            const int d = (threadIdx.x + g * kNormThreads) * 8;
-            if (d < dim) {
+            if (first(g) < dim) {
 #pragma unroll
                 for (int k = 0; k < kMaxHc; k++) {
-                    if (k < hc) v[g][k] = *reinterpret_cast<const uint4 *>(ht + (int64_t) k * dim + d);
+                    if (k < hc) v[g][k] = *reinterpret_cast<const uint4 *>(ht + (int64_t) k * dim + first(g));
                 }
-                nw[g][0] = __ldg(reinterpret_cast<const float4 *>(norm + d));
-                nw[g][1] = __ldg(reinterpret_cast<const float4 *>(norm + d + 4));
+                nw[g][0] = __ldg(reinterpret_cast<const float4 *>(norm + first(g)));
+                nw[g][1] = __ldg(reinterpret_cast<const float4 *>(norm + first(g) + 4));
             }
         }
     }
@@ -456,68 +473,22 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
         for (int i = threadIdx.x - kNormThreads; i < mw; i += 32) out_mix[(int64_t) t * mw + i] = mix[i];
         return;
     }
-    float s[G][8];
-    float ss = 0.f;
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-        const int d = (threadIdx.x + g * kNormThreads) * 8;
-        if (d < dim) {
-#pragma unroll
-            for (int i = 0; i < 8; i++) s[g][i] = 0.f;
-#pragma unroll
-            for (int k = 0; k < kMaxHc; k++) {
-                if (k < hc) {
-                    const uint32_t w[4] = {v[g][k].x, v[g][k].y, v[g][k].z, v[g][k].w};
-#pragma unroll
-                    for (int i = 0; i < 8; i++) {
-                        const float hv = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
-                        s[g][i] = __fadd_rn(s[g][i], __fmul_rn(mix[k], hv));
-                    }
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                s[g][i] = bf16_round(s[g][i]);
-                ss = __fmaf_rn(s[g][i], s[g][i], ss);
-            }
-        }
-    }
-    const float inv = inv_rms(team_sum(ss, red, kNormThreads), dim, norm_eps);
     uint16_t *out = out_x + (int64_t) t * dim;
+    if constexpr (G == 0) {
+        premix_norm(ht, mix, hc, dim, norm, norm_eps, xs, red, out, kNormThreads);
+    } else {
+        float s[G][8];
+        float ss = 0.f;
 #pragma unroll
-    for (int g = 0; g < G; g++) {
-        const int d = (threadIdx.x + g * kNormThreads) * 8;
-        if (d < dim) {
-            const float n8[8] = {nw[g][0].x, nw[g][0].y, nw[g][0].z, nw[g][0].w, nw[g][1].x, nw[g][1].y, nw[g][1].z, nw[g][1].w};
-            uint32_t o[4];
+        for (int g = 0; g < G; g++) {
+            if (first(g) < dim) premix8(v[g], mix, hc, s[g], ss);
+        }
+        const float inv = inv_rms(team_sum(ss, red, kNormThreads), dim, norm_eps);
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const uint32_t lo = float_to_bf16_bits(__fmul_rn(n8[2 * i], __fmul_rn(s[g][2 * i], inv)));
-                const uint32_t hi = float_to_bf16_bits(__fmul_rn(n8[2 * i + 1], __fmul_rn(s[g][2 * i + 1], inv)));
-                o[i] = lo | (hi << 16);
-            }
-            *reinterpret_cast<uint4 *>(out + d) = make_uint4(o[0], o[1], o[2], o[3]);
+        for (int g = 0; g < G; g++) {
+            if (first(g) < dim) *reinterpret_cast<uint4 *>(out + first(g)) = norm8(s[g], nw[g][0], nw[g][1], inv);
         }
     }
-}
-
-// The pre for other widths (dim not a multiple of 8 or past 2 * 8 * kNormThreads): the first warp runs the
-// iterations, then all kNormThreads threads the norm through shared memory.
-__global__ void k_hc_pre_any(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
-                             const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
-                             float norm_eps) {
-    strata_grid_begin();
-    extern __shared__ float xs[];
-    __shared__ float red[32];
-    __shared__ float mixes[kMaxMix];
-    __shared__ float mix[2 * kMaxHc + kMaxHc * kMaxHc];
-    const int t = blockIdx.x, width = hc * dim, mw = 2 * hc + hc * hc;
-    mixes_from_partials(partials, t, splits, (2 + hc) * hc, width, norm_eps, mixes);
-    if (threadIdx.x < hc) mix[threadIdx.x] = pre_weight(mixes, scale, base, threadIdx.x, hc_eps);
-    if (threadIdx.x < 32) sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
-    __syncthreads();
-    for (int i = threadIdx.x; i < mw; i += blockDim.x) out_mix[(int64_t) t * mw + i] = mix[i];
-    premix_norm(h + (int64_t) t * width, mix, hc, dim, norm, norm_eps, xs, red, out_x + (int64_t) t * dim, kNormThreads);
 }
 
 __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *mix, uint16_t *next, int hc, int dim,
@@ -791,16 +762,11 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
     }
     int err = launched();
     if (err != 0) return err;
-    if (dim % 8 == 0 && dim <= 2 * 8 * kNormThreads) {
-        auto *pre = dim <= 8 * kNormThreads ? k_hc_pre<1> : k_hc_pre<2>;
-        strata_launch(pre, num_tokens, kNormThreads + 32, 0, as_stream(stream), h, (const float *) partials, splits,
-            (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc,
-            dim, iters, hc_eps, norm_eps);
-        return launched();
-    }
-    size_t smem = (size_t) dim * sizeof(float);
-    if (smem > 48 * 1024) cudaFuncSetAttribute(k_hc_pre_any, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-    strata_launch(k_hc_pre_any, num_tokens, kNormThreads, smem, as_stream(stream), h, (const float *) partials, splits,
+    const bool regs = dim % 8 == 0 && dim <= 2 * 8 * kNormThreads;
+    auto *pre = !regs ? k_hc_pre<0> : dim <= 8 * kNormThreads ? k_hc_pre<1> : k_hc_pre<2>;
+    const size_t smem = regs ? 0 : (size_t) dim * sizeof(float);
+    if (smem > 48 * 1024) cudaFuncSetAttribute(pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    strata_launch(pre, num_tokens, kNormThreads + 32, smem, as_stream(stream), h, (const float *) partials, splits,
         (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc, dim,
         iters, hc_eps, norm_eps);
     return launched();

@@ -44,19 +44,11 @@ class HyperConnectionKernelsTest {
         for (int i = 0; i < mix0.length; i++) {
             mix0[i] = (float) rnd.nextGaussian() * 0.5f + 0.5f;
         }
-        float[] fn = new float[MIX * width];
-        for (int i = 0; i < fn.length; i++) {
-            fn[i] = (float) rnd.nextGaussian() * 0.01f;
-        }
-        float[] base = new float[MIX];
-        for (int i = 0; i < MIX; i++) {
-            base[i] = (float) rnd.nextGaussian() * 0.1f;
-        }
-        float[] scale = {0.7f, 1.1f, 0.9f};
-        float[] norm = new float[dim];
-        for (int i = 0; i < dim; i++) {
-            norm[i] = 0.5f + rnd.nextFloat();
-        }
+        Weights wt = Weights.random(rnd, dim);
+        float[] fn = wt.fn();
+        float[] base = wt.base();
+        float[] scale = wt.scale();
+        float[] norm = wt.norm();
         long partialBytes = Math.max(4, CudaNative.strata_hc_partials_bytes(tokens, HC, dim));
         try (DeviceBuffer dy = DeviceBuffer.of(y); DeviceBuffer dres = DeviceBuffer.of(res);
              DeviceBuffer dfn = DeviceBuffer.of(fn); DeviceBuffer dbase = DeviceBuffer.of(base);
@@ -92,19 +84,11 @@ class HyperConnectionKernelsTest {
         Random rnd = new Random(tokens * 17L + dim);
         int width = HC * dim;
         short[] h = bf16(rnd, tokens * width, 1f);
-        float[] fn = new float[MIX * width];
-        for (int i = 0; i < fn.length; i++) {
-            fn[i] = (float) rnd.nextGaussian() * 0.01f;
-        }
-        float[] base = new float[MIX];
-        for (int i = 0; i < MIX; i++) {
-            base[i] = (float) rnd.nextGaussian() * 0.1f;
-        }
-        float[] scale = {0.7f, 1.1f, 0.9f};
-        float[] norm = new float[dim];
-        for (int i = 0; i < dim; i++) {
-            norm[i] = 0.5f + rnd.nextFloat();
-        }
+        Weights wt = Weights.random(rnd, dim);
+        float[] fn = wt.fn();
+        float[] base = wt.base();
+        float[] scale = wt.scale();
+        float[] norm = wt.norm();
         float eps = 1e-6f;
         short[] x;
         float[] m;
@@ -166,6 +150,25 @@ class HyperConnectionKernelsTest {
         System.out.printf("hc pre %d tokens x %d: mixes within %.2e of the CPU, %d of %d channels off%n", tokens, dim, worstMix, off, tokens * dim);
         assertThat(off).as("channels that differ from the CPU (of %d)", tokens * dim).isLessThanOrEqualTo(tokens * dim / 100);
         assertThat(x).as("the normalised input is not all zero").isNotEqualTo(new short[tokens * dim]);
+    }
+
+    /** A sub-layer's hyper-connection weights at {@code dim}: mix rows fn, their biases and scales, the norm. */
+    private record Weights(float[] fn, float[] base, float[] scale, float[] norm) {
+        static Weights random(Random rnd, int dim) {
+            float[] fn = new float[MIX * HC * dim];
+            for (int i = 0; i < fn.length; i++) {
+                fn[i] = (float) rnd.nextGaussian() * 0.01f;
+            }
+            float[] base = new float[MIX];
+            for (int i = 0; i < MIX; i++) {
+                base[i] = (float) rnd.nextGaussian() * 0.1f;
+            }
+            float[] norm = new float[dim];
+            for (int i = 0; i < dim; i++) {
+                norm[i] = 0.5f + rnd.nextFloat();
+            }
+            return new Weights(fn, base, new float[] {0.7f, 1.1f, 0.9f}, norm);
+        }
     }
 
     private static short[] bf16(Random rnd, int n, float scale) {
