@@ -1168,17 +1168,21 @@ __device__ __forceinline__ DecSource dec_source(const GemmArgs &a, const Tile &t
     return src;
 }
 
-// Issues the copies of chunk c of the work item into a stage.
+// Issues the copies of chunk c of the work item into a stage. Every offset is a non-negative 32-bit product, so
+// each address is one 32 x 32 -> 64-bit multiply-add. This runs once per chunk and warp in a kernel that issue
+// slots bound at 64 tokens: with 64-bit products of sign-extended offsets the FP4 chunk's copies took 58 SASS
+// instructions of 342, now 40 of 324.
 template <int FMT>
 __device__ __forceinline__ void dec_fetch(const DecSource &src, int c, int lane, unsigned char *stage) {
     unsigned char *dst = stage + (lane >> 3) * kStageRow + (lane & 7) * 16;
-    const uint8_t *p = src.w + (size_t) c * 128;
+    const uint8_t *p = src.w + (uint64_t) ((uint32_t) c * 128u);
+    cp_async16_row_stream(dst, p, true);  // j = 0: min(0, last) is 0
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        cp_async16_row_stream(dst + 4 * j * kStageRow, p + (size_t) min(j, src.last) * src.row4, true);
+    for (int j = 1; j < 4; j++) {
+        cp_async16_row_stream(dst + 4 * j * kStageRow, p + (uint64_t) (uint32_t) min(j, src.last) * src.row4, true);
     }
     if constexpr (FMT == kFp4) {
-        if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.s + (size_t) c * 8, true);
+        if (lane < 16) cp_async8(stage + kStageScales + lane * 8, src.s + (uint64_t) ((uint32_t) c * 8u), true);
     }
 }
 
