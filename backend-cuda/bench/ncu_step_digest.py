@@ -5,7 +5,6 @@ the kernels of the last step (from the last k_embed on), grouped by name, with c
 usage: ncu --csv --metrics gpu__time_duration.sum <java ... ModelDecodeBench ... steps=1 variants=eager-1-argmax> > step.csv
        python3 ncu_step_digest.py step.csv
 """
-import collections
 import csv
 import sys
 
@@ -19,7 +18,7 @@ def main():
     step = ks[starts[-1]:]
     tot = sum(v for _, v in step)
     print(f"last step: {len(step)} kernels, sum of durations {tot:.1f} us")
-    g = collections.OrderedDict()
+    g = {}
     for n, v in step:
         n = n.split("(")[0].replace("strata::<unnamed>::", "").replace("<unnamed>::", "").replace("void ", "")
         c, s = g.get(n, (0, 0.0))

@@ -1169,9 +1169,8 @@ __device__ __forceinline__ DecSource dec_source(const GemmArgs &a, const Tile &t
 }
 
 // Issues the copies of chunk c of the work item into a stage. Every offset is a non-negative 32-bit product, so
-// each address is one 32 x 32 -> 64-bit multiply-add. This runs once per chunk and warp in a kernel that issue
-// slots bound at 64 tokens: with 64-bit products of sign-extended offsets the FP4 chunk's copies took 58 SASS
-// instructions of 342, now 40 of 324.
+// each address is one 32 x 32 -> 64-bit multiply-add rather than a 64-bit product of sign-extended offsets: this
+// runs once per chunk and warp, and at 64 tokens the kernel is bound by issuing instructions (docs/benchmarks.md).
 template <int FMT>
 __device__ __forceinline__ void dec_fetch(const DecSource &src, int c, int lane, unsigned char *stage) {
     unsigned char *dst = stage + (lane >> 3) * kStageRow + (lane & 7) * 16;
@@ -1710,8 +1709,9 @@ cudaError_t launch_mma_fp8(const GemmArgs &a, const __half *xq, const float *xs,
 // compressor 15.5 -> 12.0): with them on this kernel the flash-shaped parity test's first logit row (the prompt's
 // last token, from a prefill chunk) moved from 0.014 to 0.15 relative error against the CPU, every other row as
 // before. That row is sensitive to summation order alone: summing the hyper-connection mixes' columns in another
-// fp32 order (every other figure of the test the same within its spread) moved it from 0.014 to 0.063 (docs/
-// benchmarks.md), so the 0.15 need not be this kernel's fault; but shapes these matrices have (fewer weight rows
+// fp32 order (every other figure of the test the same within its spread) moved it from 0.014 to 0.063, and on the
+// CPU backend alone one such order change moves single rows of that test by up to 13% (docs/benchmarks.md), so
+// the 0.15 need not be this kernel's fault; but shapes these matrices have (fewer weight rows
 // than a tile: the 16-expert gate) are not in the linear tests, and the move was not pursued further.
 bool mma_bf16_fits(const GemmArgs &a) {
     return a.fmt == kBf16 && a.rows >= kMmaBf16MinFeatures && a.offsets == nullptr && a.gather == nullptr
