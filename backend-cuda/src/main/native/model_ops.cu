@@ -66,9 +66,26 @@ __global__ void k_embed(const int *tokens, const uint16_t *embed, uint16_t *out,
     }
 }
 
-__global__ void k_rms_norm(const uint16_t *x, int64_t xs, const float *w, uint16_t *out, int64_t os, int n, float eps) {
+// One RMSNorm over rows: x and out with row strides (elements), weights w or none.
+struct NormRows {
+    const uint16_t *x;
+    int64_t xs;
+    const float *w;
+    uint16_t *out;
+    int64_t os;
+    int n;
+};
+
+// Row blockIdx.x of norm blockIdx.y (two norms of one step in one launch: the q latent's and the K=V row's).
+__global__ void k_rms_norm(NormRows first, NormRows second, float eps) {
     strata_grid_begin();
     __shared__ float red[32];
+    const bool b = blockIdx.y != 0;  // field by field: a reference to either parameter would copy both to local memory
+    const uint16_t *x = b ? second.x : first.x;
+    const float *w = b ? second.w : first.w;
+    uint16_t *out = b ? second.out : first.out;
+    const int n = b ? second.n : first.n;
+    const int64_t xs = b ? second.xs : first.xs, os = b ? second.os : first.os;
     const uint16_t *row = x + blockIdx.x * xs;
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
@@ -737,8 +754,18 @@ int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int
 int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int rows, int n,
                     float eps, int64_t stream) {
     if (rows <= 0) return 0;
-    strata_launch(k_rms_norm, rows, kThreads, 0, as_stream(stream), (const uint16_t *) x, x_stride,
-        (const float *) weight, (uint16_t *) out, out_stride, n, eps);
+    const NormRows job{(const uint16_t *) x, x_stride, (const float *) weight, (uint16_t *) out, out_stride, n};
+    strata_launch(k_rms_norm, dim3(rows, 1), kThreads, 0, as_stream(stream), job, job, eps);
+    return launched();
+}
+
+int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int n,
+                         int64_t x2, int64_t x2_stride, int64_t weight2, int64_t out2, int64_t out2_stride, int n2,
+                         int rows, float eps, int64_t stream) {
+    if (rows <= 0) return 0;
+    const NormRows first{(const uint16_t *) x, x_stride, (const float *) weight, (uint16_t *) out, out_stride, n};
+    const NormRows second{(const uint16_t *) x2, x2_stride, (const float *) weight2, (uint16_t *) out2, out2_stride, n2};
+    strata_launch(k_rms_norm, dim3(rows, 2), kThreads, 0, as_stream(stream), first, second, eps);
     return launched();
 }
 

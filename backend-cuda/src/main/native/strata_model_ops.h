@@ -13,6 +13,11 @@ int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int
 int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int rows, int n,
                     float eps, int64_t stream);
 
+/* strata_rms_norm of (x, weight, out, n) and of (x2, weight2, out2, n2), both over the same rows, in one launch. */
+int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int n,
+                         int64_t x2, int64_t x2_stride, int64_t weight2, int64_t out2, int64_t out2_stride, int n2,
+                         int rows, float eps, int64_t stream);
+
 /* Hyper-connection pre of a sub-layer, per token t: mixes = (fn . h_t) * rsqrt(mean(h_t^2) + norm_eps) over
  * the hc*dim streams (fn fp32 [(2+hc)*hc, hc*dim]); pre = sigmoid(m*scale0 + base) + hc_eps, post =
  * 2 sigmoid(m*scale1 + base), comb = row softmax + hc_eps then Sinkhorn (iters) as the CPU backend;

@@ -204,9 +204,9 @@ final class DeviceModel implements AutoCloseable {
 
     /**
      * On C4A layers the indexer path (its compressor, queries, scores, top-k) runs on the side stream from
-     * the q latent on, beside the main KV's compression and window insert; on C128A layers the compressor
-     * runs beside the query path and the window insert. Both join before attention reads the lists and
-     * the compressed entries. Every buffer either stream touches is taken from the workspace before the
+     * the q latent on, beside the main KV's compression and window insert; on C128A layers the attention lists
+     * and the compressor run beside the query path and the window insert, on window-only layers the lists. Both
+     * streams join before attention reads the lists and the compressed entries. Every buffer either stream touches is taken from the workspace before the
      * fork, and the side stream has its own GEMM scratch.
      */
     private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y,
@@ -225,10 +225,19 @@ final class DeviceModel implements AutoCloseable {
         int listStride = window + (ratio == 4 ? topk : ratio == 128 ? Math.max(plan.maxVisible128, 1) : 0);
         long lists = ws.get("lists", (long) T * listStride * 4);
         long listLen = ws.get("listLen", (long) T * 4);
-        if (ratio == 128) {
+        var swaGroup = kv.group(CacheKind.SWA_KV, l);
+        var swaTable = plan.table(swaGroup);
+        StepPlan.Table compTable = compKind != null ? plan.table(kv.group(compKind, l)) : swaTable;
+        // The lists read only the step's plan, so they go beside the main chain wherever the side stream has less
+        // to do than the main one: C128A (the compressor) and window-only layers; a C4A layer's side stream carries
+        // the whole indexer, and its lists stay on the main stream
+        if (ratio != 4) {
             long side = s.fork();
-            compress(l, layer.compressor, compKind, CacheKind.C128_STATE, rope.ratio128(), plan, kv, ws, x, sideLin, "c",
-                side);
+            attentionLists(plan, kv, swaTable, compTable, ratio, lists, listLen, listStride, side);
+            if (ratio == 128) {
+                compress(l, layer.compressor, compKind, CacheKind.C128_STATE, rope.ratio128(), plan, kv, ws, x, sideLin,
+                    "c", side);
+            }
         }
         // queries: low rank, norm, up-projection; F3 below applies the head norm and RoPE in place
         s.mark(StepProfile.Component.ATTENTION_GEMMS);
@@ -240,9 +249,8 @@ final class DeviceModel implements AutoCloseable {
             int width = qLora + headDim;
             long latent = ws.get("qkvLatent", (long) T * width * 2);
             LinearKernels.linear(layer.wqkvA, x, dim, T, latent, width, true, lin, stream);
-            check(CudaNative.strata_rms_norm(latent, width, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
-            check(CudaNative.strata_rms_norm(latent + 2L * qLora, width, layer.kvNorm, kvRow, headDim, T, headDim, eps,
-                stream), "kv norm");
+            check(CudaNative.strata_rms_norm_pair(latent, width, layer.qNorm, qr, qLora, qLora, latent + 2L * qLora,
+                width, layer.kvNorm, kvRow, headDim, headDim, T, eps, stream), "q and kv norms");
         } else {
             LinearKernels.linear(layer.wqA, x, dim, T, qr, qLora, true, lin, stream);
             check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
@@ -265,7 +273,6 @@ final class DeviceModel implements AutoCloseable {
         EntryLayout stagingLayout = EntryLayout.mainSplit(T, (long) T * MAIN_ENTRY);
         FusedKernels.qNormRopeKvInsert(new FusedKernels.QkvStep(q, kvRow, plan.stagingSlots, rope.query(), staging,
             stagingLayout, T, heads, eps), FusedKernels.Variant.FUSED, 0, stream);
-        var swaGroup = kv.group(CacheKind.SWA_KV, l);
         EntryLayout swa = kv.entries(CacheKind.SWA_KV);
         long swaPool = kv.pool(CacheKind.SWA_KV, l);
         check(CudaNative.strata_copy_entries(staging, stagingLayout.pageBytes(), stagingLayout.entriesPerPage(),
@@ -279,13 +286,9 @@ final class DeviceModel implements AutoCloseable {
             compress(l, layer.compressor, compKind, CacheKind.C4_STATE, rope.ratio4(), plan, kv, ws, x, lin, "c", stream);
         }
         s.mark(StepProfile.Component.ATTENTION);
-        var swaTable = plan.table(swaGroup);
-        var swaKind = kv.kind(CacheKind.SWA_KV);
-        StepPlan.Table compTable = compKind != null ? plan.table(kv.group(compKind, l)) : swaTable;
-        check(CudaNative.strata_attn_lists(plan.positions, plan.tokenSeq, plan.seqFirstToken, plan.seqFirstPos,
-            plan.windowFloor, swaTable.address(), swaTable.stride(), swaKind.positionsPerPage(), swaKind.spanPositions(),
-            swaKind.pagesPerSpan(), compTable.address(), compTable.stride(), ratio, topk, window, lists, listLen,
-            listStride, T, stream), "attention lists");
+        if (ratio == 4) {
+            attentionLists(plan, kv, swaTable, compTable, ratio, lists, listLen, listStride, stream);
+        }
         s.join();
         long o = ws.get("o", (long) T * qw * 2);
         long compPool = compKind != null ? kv.pool(compKind, l) : swaPool;
@@ -301,6 +304,19 @@ final class DeviceModel implements AutoCloseable {
         long oa = ws.get("oa", (long) T * oRank * 2);
         LinearKernels.grouped(layer.woA, at.oGroups(), o, qw, T, oa, oRank, lin, stream);
         LinearKernels.linear(layer.woB, oa, oRank, T, y, dim, true, lin, stream);
+    }
+
+    /**
+     * Each row's attention list: its window's entries, then all compressed entries it sees (ratio 128) or room for
+     * the indexer's picks (ratio 4), which the top-k writes.
+     */
+    private void attentionLists(StepPlan plan, DeviceKvCache kv, StepPlan.Table swaTable, StepPlan.Table compTable,
+                                int ratio, long lists, long listLen, int listStride, long stream) {
+        var swaKind = kv.kind(CacheKind.SWA_KV);
+        check(CudaNative.strata_attn_lists(plan.positions, plan.tokenSeq, plan.seqFirstToken, plan.seqFirstPos,
+            plan.windowFloor, swaTable.address(), swaTable.stride(), swaKind.positionsPerPage(), swaKind.spanPositions(),
+            swaKind.pagesPerSpan(), compTable.address(), compTable.stride(), ratio, config.indexer().topk(), window,
+            lists, listLen, listStride, plan.tokens, stream), "attention lists");
     }
 
     /** Compressor projections (fp32) and F1: pooled entries into the compressed cache, state into its window. */

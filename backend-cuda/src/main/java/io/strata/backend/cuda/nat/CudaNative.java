@@ -161,6 +161,12 @@ public final class CudaNative {
             @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int rows, int n,
             float eps, @Cast("int64_t") long stream);
 
+    public static native int strata_rms_norm_pair(@Cast("int64_t") long x, @Cast("int64_t") long xStride,
+            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int n,
+            @Cast("int64_t") long x2, @Cast("int64_t") long x2Stride, @Cast("int64_t") long weight2,
+            @Cast("int64_t") long out2, @Cast("int64_t") long out2Stride, int n2, int rows, float eps,
+            @Cast("int64_t") long stream);
+
     public static native int strata_hc_pre(@Cast("int64_t") long h, @Cast("int64_t") long fn,
             @Cast("int64_t") long base, @Cast("int64_t") long scale, @Cast("int64_t") long norm,
             @Cast("int64_t") long outX, @Cast("int64_t") long outMix, @Cast("int64_t") long partials, int numTokens,
