@@ -49,6 +49,8 @@ import java.util.SplittableRandom;
  */
 public final class ModelDecodeBench {
     private static final int WARMUP = 3;
+    /** Steps the component profile after the timed runs fills its requests for. */
+    static final int PROFILE_STEPS = 4;
     /** Window and compressor-state positions kept before the first decoded position (window 128, states < 256). */
     private static final int WINDOW_MARGIN = 512;
 
@@ -106,8 +108,7 @@ public final class ModelDecodeBench {
                  maxBatch, 0, settings), Math.max(2048, maxBatch), maxBatch)) {
             KvLayout layout = KvLayout.of(KvModelShape.of("flash-slice", config), KvPrecision.DEFAULT);
             // window kinds map only the last window's pages (what a long request keeps); compressed kinds all
-            Map<PageBucket, Integer> pages = PageAllocator.pagesNeeded(layout, maxContext, maxBatch,
-                windowFrom(maxContext, steps));
+            Map<PageBucket, Integer> pages = pagesNeeded(layout, maxContext, maxBatch, steps);
             gpu.allocateKv(layout, pages);
             gpu.fillKvRandom(7);
             double bandwidth = copyBandwidth();
@@ -156,8 +157,7 @@ public final class ModelDecodeBench {
             for (int context : contexts) {
                 for (int batch : batches) {
                     Map<StepProfile.Component, Double> p = profile(gpu, filled(gpu, layout, new PageAllocator(layout,
-                        pages), batch, context, 4, realScales), config, batch,
-                        context, rnd);
+                        pages), batch, context, PROFILE_STEPS, realScales), config, batch, context, rnd);
                     StringBuilder json = new StringBuilder();
                     double total = p.values().stream().mapToDouble(Double::doubleValue).sum();
                     System.out.printf(Locale.ROOT, "profile context %6d batch %3d: %.3f ms of device time%n", context,
@@ -265,6 +265,14 @@ public final class ModelDecodeBench {
     }
 
     /** First position whose window pages a request decoding the last {@code steps} (+ warm-up) positions keeps. */
+    /**
+     * The pages of every kind a request of {@code context} positions needs, {@code batch} times, for a run of
+     * {@code steps} timed steps and for the profile after it (whichever writes further back into the window).
+     */
+    static Map<PageBucket, Integer> pagesNeeded(KvLayout layout, int context, int batch, int steps) {
+        return PageAllocator.pagesNeeded(layout, context, batch, windowFrom(context, Math.max(steps, PROFILE_STEPS)));
+    }
+
     static int windowFrom(int context, int steps) {
         return context - steps - WARMUP - WINDOW_MARGIN;
     }
