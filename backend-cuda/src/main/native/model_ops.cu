@@ -80,7 +80,7 @@ struct NormRows {
 __global__ void k_rms_norm(NormRows first, NormRows second, float eps) {
     strata_grid_begin();
     __shared__ float red[32];
-    const bool b = blockIdx.y != 0;  // field by field: a reference to either parameter would copy both to local memory
+    const bool b = blockIdx.y != 0;  // the norm this CTA normalises a row of
     const uint16_t *x = b ? second.x : first.x;
     const float *w = b ? second.w : first.w;
     uint16_t *out = b ? second.out : first.out;

@@ -206,8 +206,8 @@ final class DeviceModel implements AutoCloseable {
      * On C4A layers the indexer path (its compressor, queries, scores, top-k) runs on the side stream from
      * the q latent on, beside the main KV's compression and window insert; on C128A layers the attention lists
      * and the compressor run beside the query path and the window insert, on window-only layers the lists. Both
-     * streams join before attention reads the lists and the compressed entries. Every buffer either stream touches is taken from the workspace before the
-     * fork, and the side stream has its own GEMM scratch.
+     * streams join before attention reads the lists and the compressed entries. Every buffer either stream
+     * touches is taken from the workspace before the fork, and the side stream has its own GEMM scratch.
      */
     private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y,
                            StepStreams s) {

@@ -6,9 +6,9 @@ import io.strata.backend.cuda.nat.CudaNative;
 /**
  * The streams a step runs on: the main chain, and a side stream that takes the work a layer can do beside
  * it (the C4A indexer path, the C128A compressor and the attention lists outside C4A layers, joined by an event
- * before attention reads what the side computed; the shared expert, joined before the MoE sums it with the routed experts). With one stream the side
- * is the main stream and fork/join do nothing. An optional {@link StepProfile} gets a mark at each component
- * boundary of the main chain.
+ * before attention reads what the side computed; the shared expert, joined before the MoE sums it with the routed
+ * experts). With one stream the side is the main stream and fork/join do nothing. An optional {@link StepProfile}
+ * gets a mark at each component boundary of the main chain.
  */
 final class StepStreams implements AutoCloseable {
     private final long main;

@@ -264,7 +264,6 @@ public final class ModelDecodeBench {
         return median;
     }
 
-    /** First position whose window pages a request decoding the last {@code steps} (+ warm-up) positions keeps. */
     /**
      * The pages of every kind a request of {@code context} positions needs, {@code batch} times, for a run of
      * {@code steps} timed steps and for the profile after it (whichever writes further back into the window).
@@ -273,6 +272,7 @@ public final class ModelDecodeBench {
         return PageAllocator.pagesNeeded(layout, context, batch, windowFrom(context, Math.max(steps, PROFILE_STEPS)));
     }
 
+    /** First position whose window pages a request decoding the last {@code steps} (+ warm-up) positions keeps. */
     static int windowFrom(int context, int steps) {
         return context - steps - WARMUP - WINDOW_MARGIN;
     }
