@@ -92,8 +92,13 @@ def rel_err(y, ref):
     return ((y.double() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
 
 
+SAME_WEIGHTS = False  # --same-weights: every call of a graph reads the first copy (from L2 where it fits)
+
+
 def timed(calls, reps=5):
     """Median seconds per call of the list of zero-argument launches, replayed as one CUDA graph."""
+    if SAME_WEIGHTS:
+        calls = [calls[0]] * max(8, len(calls))
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         for c in calls:
@@ -284,7 +289,11 @@ def main():
     ap.add_argument("--expert-pads", default="", help="also time the w1 experts GEMM with these byte gaps between experts")
     ap.add_argument("--plain-only", action="store_true", help="only the plain GEMMs (no routed experts)")
     ap.add_argument("--experts-only", action="store_true", help="only the routed experts' GEMMs")
+    ap.add_argument("--same-weights", action="store_true",
+                    help="every call reads the same weight copy: what a GEMM takes when its weights are in L2")
     a = ap.parse_args()
+    global SAME_WEIGHTS
+    SAME_WEIGHTS = a.same_weights
     lib = load(a.lib)
     bw = copy_bandwidth()
     print(f"device copy bandwidth {bw:.0f} GB/s (read + write)")
