@@ -66,9 +66,8 @@ inline bool parse_fmt(int code, GemmArgs &a) {
 // STRATA_DECODE_GEMM=simt or =tensor forces one (A/B measurements); otherwise (auto) the tensor-core decode
 // kernel where it measured faster. Read once.
 enum class DecodeGemm { kSimt, kAuto, kTensor };
-constexpr int kDecodeTensorMinRows = 4;    // auto, plain GEMMs: fewer rows stay on the SIMT kernel
-constexpr int kDecodeTensorMinTokens = 2;  // auto, routed experts: from this many tokens, tiles of 8 slots on the
-                                           // tensor-core kernel (both measured faster there, docs/benchmarks.md)
+constexpr int kDecodeTensorMinRows = 4;  // auto, plain GEMMs: fewer rows stay on the SIMT kernel (routed
+                                         // experts take tiles of 8 slots on the tensor-core kernel from one token)
 DecodeGemm decode_gemm_mode();
 
 // Launches the GEMM: the tensor-core decode kernel for FP8/FP4 weights and at most kGemvRows plain rows or

@@ -272,14 +272,12 @@ using namespace strata;
 
 int strata_moe_tile_rows(int m, int k, int experts) {
     const int64_t pairs = (int64_t) m * k;
-    // From two tokens on, tiles of kGemvRows slots of one expert: the tensor-core decode kernel reads each
-    // expert's weights once per 8 of its rows and decodes them once for all. For one token, rows of one expert
-    // in tiles of one on the SIMT kernel (as fast there, docs/benchmarks.md).
+    // Decode-sized batches: tiles of kGemvRows slots of one expert on the tensor-core decode kernel, which reads
+    // each expert's weights once per 8 of its rows and decodes them once for all. One token too: each expert's
+    // tile then holds one slot, and the kernel's FP4 decode into MMAs issues half the SIMT kernel's instructions
+    // (the w1 + w3 pair 36-38 -> 27-28 us, the one-token step's device time 3% shorter; docs/benchmarks.md).
     const DecodeGemm mode = decode_gemm_mode();
-    if (mode != DecodeGemm::kSimt && pairs <= (int64_t) 2 * kGemvRows * experts
-        && (mode == DecodeGemm::kTensor || m >= kDecodeTensorMinTokens)) {
-        return kGemvRows;
-    }
+    if (mode != DecodeGemm::kSimt && pairs <= (int64_t) 2 * kGemvRows * experts) return kGemvRows;
     if (pairs <= (int64_t) 2 * experts) return 1;
     if (pairs <= (int64_t) 8 * experts) return 4;
     return pairs <= (int64_t) 2 * kGemvRows * experts ? kGemvRows : kMmaRows;
