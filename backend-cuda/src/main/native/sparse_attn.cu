@@ -428,13 +428,16 @@ extern "C" {
 
 int64_t strata_sparse_attn_smem_bytes(void) { return (int64_t) kSmemBytes; }
 
-// Splits a row's list over several CTAs when rows x head blocks would leave most SMs idle.
+// Splits a row's list over several CTAs when rows x head blocks would leave most SMs idle. Up to 8 rows a split
+// may be a single tile of 64 entries: at one token a CTA holds all 64 heads of the row, so an unsplit list of 2-3
+// tiles kept one SM busy for 20-26 us while the rest idled (one tile per split: the one-token step 3% shorter, 8
+// rows 1%, docs/benchmarks.md). Wider batches keep at least two tiles per split, the rule they were measured with.
 static int attn_splits(int num_rows, int num_heads, int64_t list_stride) {
     const int sms = strata_sm_count();
     int ctas = num_rows * ((num_heads + kHeadsPerCta - 1) / kHeadsPerCta);
     int tiles = (int) ((list_stride + kTile - 1) / kTile);
     int splits = sms / max(ctas, 1);          // never more CTAs than one wave
-    splits = min(splits, max(1, tiles / 2));  // at least two tiles per split
+    splits = min(splits, max(1, num_rows <= 8 ? tiles : tiles / 2));
     return max(1, min(splits, 32));
 }
 
