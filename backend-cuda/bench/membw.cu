@@ -14,20 +14,13 @@
 // from one contiguous range, rotating over 8 such stacks so that L2 (50 MB) does not hold them.
 #include <cuda_runtime.h>
 
+#include "bench_timing.cuh"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 namespace {
 
@@ -121,28 +114,6 @@ __global__ void __launch_bounds__(kThreads, 1) k_rows(const uint8_t *w, int item
         __syncwarp();
     }
     if (acc == 0x12345678u) *sink = acc;
-}
-
-template <typename F>
-float median_us(int reps, F &&launch) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> t;
-    for (int r = 0; r < reps + 2; r++) {
-        CK(cudaEventRecord(a));
-        launch(r);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (r >= 2) t.push_back(ms * 1000.f);
-    }
-    CK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return t[t.size() / 2];
 }
 
 template <int S, bool TILED, int ALU, bool PF = false>
