@@ -52,6 +52,21 @@ class SparseAttentionParityTest {
         check(64, 0, 128, false, new int[]{40000, 20000, 300}, 7, 103);
     }
 
+    /**
+     * Three decode rows, as a small decode batch runs: few enough rows that the split form cuts each list into
+     * single 64-entry tiles (ten splits of a 640-entry C4A list, seven of a 440-entry C128A one).
+     */
+    @Test
+    void decodeRowsSplitIntoSingleTiles() {
+        int sms = Integer.parseInt(CudaRuntime.devices().getFirst().properties().get("multiprocessors"));
+        long perSplit = 3L * 64 * (512 + 2) * Float.BYTES;  // each split's partial sums and (max, sum) per row and head
+        // one split per 64-entry tile, as long as the three rows' splits fit one wave of CTAs
+        assertThat(check(64, 512, 4, true, new int[]{5000, 3000, 700}, 1, 105))
+            .isEqualTo(Math.min(10, sms / 3) * perSplit);
+        assertThat(check(64, 0, 128, false, new int[]{40000, 20000, 300}, 1, 106))
+            .isEqualTo(Math.min(7, sms / 3) * perSplit);
+    }
+
     /** The test fixtures' attention: 4 heads (padded to 64 in the kernel), top-k 16. */
     @Test
     void fixtureShape() {
@@ -66,8 +81,9 @@ class SparseAttentionParityTest {
      * @param ratio   positions per compressed entry
      * @param lengths positions of each sequence after this step; sequence 1 shares sequence 0's first pages
      * @param chunk   this step's prefill rows of sequence 1 (the others decode one row)
+     * @return the split form's workspace bytes
      */
-    private void check(int heads, int topk, int ratio, boolean selected, int[] lengths, int chunk, long seed) {
+    private long check(int heads, int topk, int ratio, boolean selected, int[] lengths, int chunk, long seed) {
         Random rnd = new Random(seed);
         int seqs = lengths.length;
         // the three sources: SWA pool, compressed pool, this step's staging rows
@@ -236,6 +252,7 @@ class SparseAttentionParityTest {
                     chunk, listStride, selected ? "selected" : "all visible", err, worstRow, wsBytes, errSplit);
             assertThat(worstRow).isLessThanOrEqualTo(1e-2);
             assertThat(errSplit).isLessThanOrEqualTo(1e-2);
+            return wsBytes;
         }
     }
 
