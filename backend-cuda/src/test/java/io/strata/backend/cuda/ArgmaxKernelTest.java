@@ -61,8 +61,7 @@ class ArgmaxKernelTest {
         for (int r = 0; r < rows; r++) {
             expected[r] = StepResult.argmax(host, (long) r * vocab, vocab);
         }
-        try (DeviceBuffer d = DeviceBuffer.of(logits); DeviceBuffer out = DeviceBuffer.allocate(4L * rows)) {
-            out.fill(0xff);
+        try (DeviceBuffer d = DeviceBuffer.of(logits); DeviceBuffer out = GpuTest.unwritten(4L * rows)) {
             assertThat(CudaNative.strata_argmax_rows(d.address(), rows, vocab, out.address(), 0)).isZero();
             assertThat(CudaNative.strata_cuda_synchronize()).isZero();
             int[] got = out.downloadInts(rows);

@@ -28,6 +28,21 @@ public final class GpuTest {
         return (short) io.strata.model.format.Bf16.fromFloat(bf16);
     }
 
+    /**
+     * A device buffer of {@code bytes} with every bit set (a NaN in bf16 and fp32, -1 as an int), so an output that no
+     * launch writes shows.
+     */
+    static DeviceBuffer unwritten(long bytes) {
+        DeviceBuffer b = DeviceBuffer.allocate(bytes);
+        try {
+            b.fill(0xff);
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
     static float value(short bits) {
         return io.strata.model.format.Bf16.toFloat(bits);
     }

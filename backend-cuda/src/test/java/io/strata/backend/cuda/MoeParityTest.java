@@ -220,13 +220,10 @@ class MoeParityTest {
              DeviceBuffer off = DeviceBuffer.of(offsets);
              DeviceBuffer toff = DeviceBuffer.of(tileOffsets);
              DeviceBuffer g = DeviceBuffer.of(gather);
-             DeviceBuffer y1 = DeviceBuffer.allocate(2L * slots * rows);
-             DeviceBuffer y3 = DeviceBuffer.allocate(2L * slots * rows);
-             DeviceBuffer p1 = DeviceBuffer.allocate(2L * slots * rows);
-             DeviceBuffer p3 = DeviceBuffer.allocate(2L * slots * rows)) {
-            for (DeviceBuffer b : new DeviceBuffer[]{y1, y3, p1, p3}) {
-                b.fill(0xff);  // NaN: an output no launch writes shows
-            }
+             DeviceBuffer y1 = GpuTest.unwritten(2L * slots * rows);
+             DeviceBuffer y3 = GpuTest.unwritten(2L * slots * rows);
+             DeviceBuffer p1 = GpuTest.unwritten(2L * slots * rows);
+             DeviceBuffer p3 = GpuTest.unwritten(2L * slots * rows)) {
             BiConsumer<DeviceMatrix, DeviceBuffer> single = (d, y) -> CudaRuntime.check(
                 CudaNative.strata_moe_expert_linear(d.fmtCode(), d.weight(), d.scale(), wStride, sStride, rows, cols,
                     experts, slots, tile, off.address(), toff.address(), g.address(), dx.address(), cols, y.address(),

@@ -41,19 +41,16 @@ class RmsNormKernelTest {
             float[] w2 = weights(n2, rnd);
             short[] bits = new short[x.length];
             for (int i = 0; i < x.length; i++) {
-                bits[i] = Bf16.fromFloat(x[i]);
+                bits[i] = GpuTest.bits(x[i]);
             }
             String what = n1 + " + " + n2 + " channels, " + rows + " rows";
             try (DeviceBuffer dx = DeviceBuffer.of(bits);
                  DeviceBuffer dw1 = DeviceBuffer.of(w1);
                  DeviceBuffer dw2 = DeviceBuffer.of(w2);
-                 DeviceBuffer a1 = DeviceBuffer.allocate(2L * rows * n1);
-                 DeviceBuffer a2 = DeviceBuffer.allocate(2L * rows * n2);
-                 DeviceBuffer p1 = DeviceBuffer.allocate(2L * rows * n1);
-                 DeviceBuffer p2 = DeviceBuffer.allocate(2L * rows * n2)) {
-                for (DeviceBuffer b : new DeviceBuffer[]{a1, a2, p1, p2}) {
-                    b.fill(0xff);
-                }
+                 DeviceBuffer a1 = GpuTest.unwritten(2L * rows * n1);
+                 DeviceBuffer a2 = GpuTest.unwritten(2L * rows * n2);
+                 DeviceBuffer p1 = GpuTest.unwritten(2L * rows * n1);
+                 DeviceBuffer p2 = GpuTest.unwritten(2L * rows * n2)) {
                 CudaRuntime.check(CudaNative.strata_rms_norm(dx.address(), width, dw1.address(), a1.address(), n1, rows,
                     n1, eps, 0), what);
                 CudaRuntime.check(CudaNative.strata_rms_norm(dx.address() + 2L * n1, width, dw2.address(), a2.address(),
