@@ -62,10 +62,7 @@ __device__ __forceinline__ float warp_amax128(const float (&v)[4]) {
 // value times a power of two.
 __device__ __forceinline__ void fp8_roundtrip4(float (&v)[4], float s) {
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-        __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t) fp8_encode(v[i], s), __NV_E4M3);
-        v[i] = __half2float(__half(h)) * s;
-    }
+    for (int i = 0; i < 4; i++) v[i] = fp8_roundtrip(v[i], s);
 }
 
 // The f16 staging of a 128-channel block (k_dec, k_mma_fp8): its channels are divided by 2^(e - 127), e the

@@ -66,7 +66,9 @@ __global__ void k_embed(const int *tokens, const uint16_t *embed, uint16_t *out,
     }
 }
 
-// One RMSNorm over rows: x and out with row strides (elements), weights w or none.
+// One RMSNorm over rows: x and out with row strides (elements), weights w or none; q, when set, receives the
+// output FP8-round-tripped per 128 channels (row stride n, n % 128 == 0): the input of the FP8/FP4 linears that
+// read it, which then need no round trip of their own.
 struct NormRows {
     const uint16_t *x;
     int64_t xs;
@@ -74,7 +76,19 @@ struct NormRows {
     uint16_t *out;
     int64_t os;
     int n;
+    uint16_t *q;
 };
+
+// A warp's 128-channel block of src (bf16, lane 4 channels) FP8-round-tripped into dst, as k_act_fp8_roundtrip.
+__device__ __forceinline__ void roundtrip_block128(const uint16_t *src, uint16_t *dst) {
+    const int lane = threadIdx.x & 31;
+    float v[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) v[i] = load_bf16(src + lane * 4 + i);
+    const float s = fp8_block_scale(group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])))));
+#pragma unroll
+    for (int i = 0; i < 4; i++) dst[lane * 4 + i] = float_to_bf16_bits(fp8_roundtrip(v[i], s));
+}
 
 // Row blockIdx.x of norm blockIdx.y (two norms of one step in one launch: the q latent's and the K=V row's).
 __global__ void k_rms_norm(NormRows first, NormRows second, float eps) {
@@ -97,6 +111,13 @@ __global__ void k_rms_norm(NormRows first, NormRows second, float eps) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         float v = __fmul_rn(load_bf16(row + i), inv);
         dst[i] = float_to_bf16_bits(w ? __fmul_rn(w[i], v) : v);
+    }
+    uint16_t *q = b ? second.q : first.q;
+    if (q != nullptr) {  // uniform over the CTA: each warp round-trips whole blocks of the row it has just written
+        __syncthreads();
+        for (int k = threadIdx.x >> 5; k < n / 128; k += blockDim.x >> 5) {
+            roundtrip_block128(dst + k * 128, q + blockIdx.x * (int64_t) n + k * 128);
+        }
     }
 }
 
@@ -452,10 +473,12 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
 // partials' instead of after them, and keeps the pre-mix values in registers; G = 0: premix_norm, through shared
 // memory (dim floats), for any dim. Both with premix_norm's arithmetic and order. No launch bounds: with them the
 // compiler chose fewer registers and the step measured about a microsecond slower at every batch.
+// out_xq (G > 0, dim % 128 == 0), when set, receives out_x FP8-round-tripped per 128 channels (the input of the
+// sub-layer's FP8/FP4 linears): a block is 16 consecutive norm threads, half a warp.
 template <int G>
 __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
-                         const float *norm, uint16_t *out_x, float *out_mix, int hc, int dim, int iters, float hc_eps,
-                         float norm_eps) {
+                         const float *norm, uint16_t *out_x, uint16_t *out_xq, float *out_mix, int hc, int dim,
+                         int iters, float hc_eps, float norm_eps) {
     strata_grid_begin();
     extern __shared__ float xs[];
     __shared__ float red[32];
@@ -503,7 +526,30 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
         const float inv = inv_rms(team_sum(ss, red, kNormThreads), dim, norm_eps);
 #pragma unroll
         for (int g = 0; g < G; g++) {
-            if (first(g) < dim) *reinterpret_cast<uint4 *>(out + first(g)) = norm8(s[g], nw[g][0], nw[g][1], inv);
+            const bool in = first(g) < dim;  // whole half-warps (dim % 128 == 0 where out_xq is set)
+            uint4 o = make_uint4(0, 0, 0, 0);
+            if (in) {
+                o = norm8(s[g], nw[g][0], nw[g][1], inv);
+                *reinterpret_cast<uint4 *>(out + first(g)) = o;
+            }
+            if (out_xq != nullptr) {  // uniform; every lane of the warp takes part in the shuffles
+                const uint32_t w[4] = {o.x, o.y, o.z, o.w};
+                float f[8];
+                float amax = 0.f;
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    f[i] = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
+                    amax = fmaxf(amax, fabsf(f[i]));
+                }
+                const float sc = fp8_block_scale(group_max<16>(amax));
+                uint32_t q[4];
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    q[i] = float_to_bf16_bits(fp8_roundtrip(f[2 * i], sc))
+                           | ((uint32_t) float_to_bf16_bits(fp8_roundtrip(f[2 * i + 1], sc)) << 16);
+                }
+                if (in) *reinterpret_cast<uint4 *>(out_xq + (int64_t) t * dim + first(g)) = make_uint4(q[0], q[1], q[2], q[3]);
+            }
         }
     }
 }
@@ -751,20 +797,25 @@ int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int
     return launched();
 }
 
-int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int rows, int n,
-                    float eps, int64_t stream) {
+int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int64_t out_q,
+                    int rows, int n, float eps, int64_t stream) {
     if (rows <= 0) return 0;
-    const NormRows job{(const uint16_t *) x, x_stride, (const float *) weight, (uint16_t *) out, out_stride, n};
+    if (out_q != 0 && n % 128 != 0) return (int) cudaErrorInvalidValue;
+    const NormRows job{(const uint16_t *) x, x_stride, (const float *) weight, (uint16_t *) out, out_stride, n,
+                       (uint16_t *) out_q};
     strata_launch(k_rms_norm, dim3(rows, 1), kThreads, 0, as_stream(stream), job, job, eps);
     return launched();
 }
 
-int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int n,
-                         int64_t x2, int64_t x2_stride, int64_t weight2, int64_t out2, int64_t out2_stride, int n2,
-                         int rows, float eps, int64_t stream) {
+int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int64_t out_q,
+                         int n, int64_t x2, int64_t x2_stride, int64_t weight2, int64_t out2, int64_t out2_stride,
+                         int n2, int rows, float eps, int64_t stream) {
     if (rows <= 0) return 0;
-    const NormRows first{(const uint16_t *) x, x_stride, (const float *) weight, (uint16_t *) out, out_stride, n};
-    const NormRows second{(const uint16_t *) x2, x2_stride, (const float *) weight2, (uint16_t *) out2, out2_stride, n2};
+    if (out_q != 0 && n % 128 != 0) return (int) cudaErrorInvalidValue;
+    const NormRows first{(const uint16_t *) x, x_stride, (const float *) weight, (uint16_t *) out, out_stride, n,
+                         (uint16_t *) out_q};
+    const NormRows second{(const uint16_t *) x2, x2_stride, (const float *) weight2, (uint16_t *) out2, out2_stride, n2,
+                          nullptr};
     strata_launch(k_rms_norm, dim3(rows, 2), kThreads, 0, as_stream(stream), first, second, eps);
     return launched();
 }
@@ -777,8 +828,9 @@ int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim) {
 // the partials kernel computes and stores into h), then Sinkhorn and the pre-mix norm per token. out_mix may be
 // post.mix: the second kernel rewrites it after the first has read it (stream order).
 static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base, int64_t scale, int64_t norm,
-                  int64_t out_x, int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim, int iters,
-                  float hc_eps, float norm_eps, int64_t stream) {
+                  int64_t out_x, int64_t out_xq, int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim,
+                  int iters, float hc_eps, float norm_eps, int64_t stream) {
+    if (out_xq != 0 && dim % 128 != 0) return (int) cudaErrorInvalidValue;
     const int width = hc * dim, splits = mix_splits(width);
     if (post.y != nullptr) {
         launch_mix_partials<kMaxMix, true>(h, nullptr, (const float *) fn, (2 + hc) * hc, width, num_tokens,
@@ -793,19 +845,22 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
     auto *pre = !regs ? k_hc_pre<0> : dim <= 8 * kNormThreads ? k_hc_pre<1> : k_hc_pre<2>;
     const size_t smem = regs ? 0 : (size_t) dim * sizeof(float);
     if (smem > 48 * 1024) cudaFuncSetAttribute(pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+    // the register form rounds its own output; the shared-memory form leaves that to the round-trip kernel
     strata_launch(pre, num_tokens, kNormThreads + 32, smem, as_stream(stream), h, (const float *) partials, splits,
-        (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x, (float *) out_mix, hc, dim,
-        iters, hc_eps, norm_eps);
-    return launched();
+        (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x,
+        regs ? (uint16_t *) out_xq : nullptr, (float *) out_mix, hc, dim, iters, hc_eps, norm_eps);
+    err = launched();
+    if (err != 0 || out_xq == 0 || regs) return err;
+    return strata_act_fp8_roundtrip(out_x, dim, num_tokens, dim, out_xq, dim, stream);
 }
 
-int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_mix,
-                  int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps,
-                  int64_t stream) {
+int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_xq,
+                  int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps,
+                  float norm_eps, int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
-    return hc_pre((uint16_t *) h, PostSource{}, fn, base, scale, norm, out_x, out_mix, partials, num_tokens, hc, dim,
-                  iters, hc_eps, norm_eps, stream);
+    return hc_pre((uint16_t *) h, PostSource{}, fn, base, scale, norm, out_x, out_xq, out_mix, partials, num_tokens, hc,
+                  dim, iters, hc_eps, norm_eps, stream);
 }
 
 int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_tokens, int hc, int dim, int64_t stream) {
@@ -818,18 +873,18 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
 }
 
 int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t base, int64_t scale, int64_t norm,
-                       int64_t out_x, int64_t mix, int64_t partials, int num_tokens, int hc, int dim, int iters,
-                       float hc_eps, float norm_eps, int64_t stream) {
+                       int64_t out_x, int64_t out_xq, int64_t mix, int64_t partials, int num_tokens, int hc, int dim,
+                       int iters, float hc_eps, float norm_eps, int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
     if (dim % 4 != 0) {  // the fused kernel takes four channels of one stream at a time
         const int err = strata_hc_post(y, res, mix, next, num_tokens, hc, dim, stream);
-        return err != 0 ? err : strata_hc_pre(next, fn, base, scale, norm, out_x, mix, partials, num_tokens, hc, dim,
-                                              iters, hc_eps, norm_eps, stream);
+        return err != 0 ? err : strata_hc_pre(next, fn, base, scale, norm, out_x, out_xq, mix, partials, num_tokens, hc,
+                                              dim, iters, hc_eps, norm_eps, stream);
     }
     const PostSource post{(const uint16_t *) y, (const uint16_t *) res, (const float *) mix, hc, dim};
-    return hc_pre((uint16_t *) next, post, fn, base, scale, norm, out_x, mix, partials, num_tokens, hc, dim, iters,
-                  hc_eps, norm_eps, stream);
+    return hc_pre((uint16_t *) next, post, fn, base, scale, norm, out_x, out_xq, mix, partials, num_tokens, hc, dim,
+                  iters, hc_eps, norm_eps, stream);
 }
 
 int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x,

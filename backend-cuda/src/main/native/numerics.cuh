@@ -50,6 +50,14 @@ __device__ __forceinline__ uint8_t fp8_encode(float x, float s) {
     return (uint8_t) __nv_cvt_float_to_fp8(q, __NV_SATFINITE, __NV_E4M3);
 }
 
+// x FP8-round-tripped with its block's scale s (ActivationQuant.fp8RoundTrip): exactly an e4m3 value times a power
+// of two, so exact in bf16. Round-tripping such values again (amax recomputed from them) returns them unchanged: the
+// scale stays or halves, and every e4m3 value up to 224 times a power of two up to the new scale is an e4m3 value.
+__device__ __forceinline__ float fp8_roundtrip(float x, float s) {
+    __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t) fp8_encode(x, s), __NV_E4M3);
+    return __half2float(__half(h)) * s;
+}
+
 // e2m1 code of clamp(x / s, +-6): nearest value, ties to the even code (0.25->0, 0.75->1, 2.5->2, 5->4).
 __device__ __forceinline__ uint8_t fp4_encode(float x, float s) {
     float q = fminf(fmaxf(__fdiv_rn(x, s), -kE2m1Max), kE2m1Max);

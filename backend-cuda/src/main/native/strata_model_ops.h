@@ -9,24 +9,28 @@
 int strata_embed(int64_t tokens, int64_t embed, int64_t out, int num_tokens, int dim, int hc, int64_t stream);
 
 /* out[r, :] = bf16(weight * x[r, :] * rsqrt(mean(x[r, :]^2) + eps)); weight fp32 [n] or 0 (none);
- * x and out bf16 with row strides (elements); they may alias. */
-int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int rows, int n,
-                    float eps, int64_t stream);
+ * x and out bf16 with row strides (elements); they may alias. out_q: 0, or bf16 [rows, n] (n % 128 == 0) that
+ * receives out FP8-round-tripped per 128 channels, as strata_act_fp8_roundtrip would (what an FP8/FP4 linear reading
+ * out computes first: given out_q with quantize_input = 0 it computes the same). */
+int strata_rms_norm(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int64_t out_q,
+                    int rows, int n, float eps, int64_t stream);
 
-/* strata_rms_norm of (x, weight, out, n) and of (x2, weight2, out2, n2), both over the same rows, in one launch. */
-int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int n,
-                         int64_t x2, int64_t x2_stride, int64_t weight2, int64_t out2, int64_t out2_stride, int n2,
-                         int rows, float eps, int64_t stream);
+/* strata_rms_norm of (x, weight, out, out_q, n) and of (x2, weight2, out2, n2), both over the same rows, in one
+ * launch. */
+int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t out, int64_t out_stride, int64_t out_q,
+                         int n, int64_t x2, int64_t x2_stride, int64_t weight2, int64_t out2, int64_t out2_stride,
+                         int n2, int rows, float eps, int64_t stream);
 
 /* Hyper-connection pre of a sub-layer, per token t: mixes = (fn . h_t) * rsqrt(mean(h_t^2) + norm_eps) over
  * the hc*dim streams (fn fp32 [(2+hc)*hc, hc*dim]); pre = sigmoid(m*scale0 + base) + hc_eps, post =
  * 2 sigmoid(m*scale1 + base), comb = row softmax + hc_eps then Sinkhorn (iters) as the CPU backend;
  * x = bf16(sum_k pre_k h_t[k]) then RMSNorm with norm (fp32 [dim]) -> out_x bf16 [T, dim];
  * out_mix fp32 [T, 2*hc + hc*hc] = pre | post | comb. h bf16 [T, hc*dim]. partials: scratch of
- * strata_hc_partials_bytes(T, hc, dim) bytes (the mixes' dot products are split over CTAs). */
-int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_mix,
-                  int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps, float norm_eps,
-                  int64_t stream);
+ * strata_hc_partials_bytes(T, hc, dim) bytes (the mixes' dot products are split over CTAs). out_xq: 0, or bf16
+ * [T, dim] (dim % 128 == 0) that receives out_x FP8-round-tripped per 128 channels (as strata_rms_norm's out_q). */
+int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_xq,
+                  int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps,
+                  float norm_eps, int64_t stream);
 
 /* Bytes of the partials scratch strata_hc_pre and strata_hc_head need for num_tokens rows. */
 int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim);
@@ -38,8 +42,8 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
  * the post's values are computed where the mixes' dot products need them (same arithmetic, same results). mix
  * holds the previous pre's on entry and this pre's on return. */
 int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t base, int64_t scale, int64_t norm,
-                       int64_t out_x, int64_t mix, int64_t partials, int num_tokens, int hc, int dim, int iters,
-                       float hc_eps, float norm_eps, int64_t stream);
+                       int64_t out_x, int64_t out_xq, int64_t mix, int64_t partials, int num_tokens, int hc, int dim,
+                       int iters, float hc_eps, float norm_eps, int64_t stream);
 
 /* The head's pre (sigmoid, no Sinkhorn) and the final norm for the rows listed in rows int32 [R]:
  * out_x[i] = RMSNorm(bf16(sum_k pre_k h_{rows[i]}[k])), pre = sigmoid(mixes*scale + base) + hc_eps,

@@ -3,6 +3,7 @@ package io.strata.backend.cuda;
 import io.strata.backend.cpu.ops.HyperConnection;
 import io.strata.backend.cpu.ops.RmsNorm;
 import io.strata.backend.cuda.nat.CudaNative;
+import io.strata.model.format.ActivationQuant;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -19,7 +20,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the mixes' several-tokens-per-CTA threshold and with a last CTA of fewer tokens; and the pre alone against the
  * CPU backend's {@link HyperConnection} (mixes, Sinkhorn split, pre-mix, RMSNorm) at every kernel shape: one and a
  * few tokens (the mixes' row groups), from 16 tokens (several tokens per CTA, an odd last one), a width whose
- * splits are not 1,024 columns, two 8-channel groups per norm thread, and a dim that is not a multiple of 8.
+ * splits are not 1,024 columns, two 8-channel groups per norm thread, and a dim that is not a multiple of 8. Where
+ * the dim is whole 128-channel blocks, the output's FP8 round trip (the input of the sub-layer's FP8/FP4 linears)
+ * must be the CPU backend's {@link ActivationQuant#fp8RoundTrip} of the output, bit for bit, from the register form
+ * and from the shared-memory form (a dim past two 8-channel groups per thread), whose round trip is a kernel of its
+ * own.
  */
 class HyperConnectionKernelsTest {
     private static final int HC = 4;
@@ -58,20 +63,26 @@ class HyperConnectionKernelsTest {
              DeviceBuffer nextB = DeviceBuffer.allocate(2L * tokens * width);
              DeviceBuffer xA = DeviceBuffer.allocate(2L * tokens * dim);
              DeviceBuffer xB = DeviceBuffer.allocate(2L * tokens * dim);
+             DeviceBuffer xqA = GpuTest.unwritten(2L * tokens * dim);
+             DeviceBuffer xqB = GpuTest.unwritten(2L * tokens * dim);
              DeviceBuffer partials = DeviceBuffer.allocate(partialBytes)) {
             ok(CudaNative.strata_hc_post(dy.address(), dres.address(), mixA.address(), nextA.address(), tokens, HC,
                 dim, 0));
             ok(CudaNative.strata_hc_pre(nextA.address(), dfn.address(), dbase.address(), dscale.address(),
-                dnorm.address(), xA.address(), mixA.address(), partials.address(), tokens, HC, dim, 20, 1e-6f, 1e-6f,
-                0));
+                dnorm.address(), xA.address(), xqA.address(), mixA.address(), partials.address(), tokens, HC, dim, 20,
+                1e-6f, 1e-6f, 0));
             ok(CudaNative.strata_hc_post_pre(dy.address(), dres.address(), nextB.address(), dfn.address(),
-                dbase.address(), dscale.address(), dnorm.address(), xB.address(), mixB.address(), partials.address(),
-                tokens, HC, dim, 20, 1e-6f, 1e-6f, 0));
+                dbase.address(), dscale.address(), dnorm.address(), xB.address(), xqB.address(), mixB.address(),
+                partials.address(), tokens, HC, dim, 20, 1e-6f, 1e-6f, 0));
             ok(CudaNative.strata_cuda_synchronize());
             short[] streamsA = nextA.downloadShorts(tokens * width);
             assertThat(streamsA).as("the post's streams are not all zero").isNotEqualTo(new short[tokens * width]);
             assertThat(nextB.downloadShorts(tokens * width)).as("streams").isEqualTo(streamsA);
-            assertThat(xB.downloadShorts(tokens * dim)).as("normalised input").isEqualTo(xA.downloadShorts(tokens * dim));
+            short[] inputA = xA.downloadShorts(tokens * dim);
+            assertThat(xB.downloadShorts(tokens * dim)).as("normalised input").isEqualTo(inputA);
+            short[] roundedA = xqA.downloadShorts(tokens * dim);
+            assertThat(roundedA).as("its FP8 round trip").isEqualTo(fp8RoundTrip(inputA, dim));
+            assertThat(xqB.downloadShorts(tokens * dim)).as("its FP8 round trip, fused step").isEqualTo(roundedA);
             float[] mA = mixA.downloadFloats(tokens * MW);
             assertThat(mA).as("the pre rewrote the mixes").isNotEqualTo(mix0);
             assertThat(mixB.downloadFloats(tokens * MW)).as("mixes").isEqualTo(mA);
@@ -79,7 +90,7 @@ class HyperConnectionKernelsTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"1, 4096", "3, 4096", "16, 4096", "64, 4096", "67, 4096", "20, 7168", "17, 260", "2, 260"})
+    @CsvSource({"1, 4096", "3, 4096", "16, 4096", "64, 4096", "67, 4096", "20, 7168", "17, 260", "2, 260", "2, 8320"})
     void preMatchesTheCpuBackend(int tokens, int dim) {
         Random rnd = new Random(tokens * 17L + dim);
         int width = HC * dim;
@@ -96,12 +107,26 @@ class HyperConnectionKernelsTest {
              DeviceBuffer dbase = DeviceBuffer.of(base); DeviceBuffer dscale = DeviceBuffer.of(scale);
              DeviceBuffer dnorm = DeviceBuffer.of(norm); DeviceBuffer dx = DeviceBuffer.allocate(2L * tokens * dim);
              DeviceBuffer dmix = DeviceBuffer.allocate(4L * tokens * MW);
+             DeviceBuffer dxq = GpuTest.unwritten(2L * tokens * dim);
              DeviceBuffer partials = DeviceBuffer.allocate(Math.max(4, CudaNative.strata_hc_partials_bytes(tokens, HC, dim)))) {
+            // the FP8 round trip of the output rides along where whole 128-channel blocks allow it, and is refused
+            // elsewhere (the linears that read it need in features % 128 == 0)
+            boolean blocks = dim % 128 == 0;
+            if (!blocks) {
+                assertThat(CudaNative.strata_hc_pre(dh.address(), dfn.address(), dbase.address(), dscale.address(),
+                    dnorm.address(), dx.address(), dxq.address(), dmix.address(), partials.address(), tokens, HC, dim,
+                    20, eps, eps, 0)).as("a round trip of a dim that is not whole blocks").isNotZero();
+            }
             ok(CudaNative.strata_hc_pre(dh.address(), dfn.address(), dbase.address(), dscale.address(), dnorm.address(),
-                dx.address(), dmix.address(), partials.address(), tokens, HC, dim, 20, eps, eps, 0));
+                dx.address(), blocks ? dxq.address() : 0, dmix.address(), partials.address(), tokens, HC, dim, 20, eps,
+                eps, 0));
             ok(CudaNative.strata_cuda_synchronize());
             x = dx.downloadShorts(tokens * dim);
             m = dmix.downloadFloats(tokens * MW);
+            if (blocks) {
+                assertThat(dxq.downloadShorts(tokens * dim)).as("the output's FP8 round trip")
+                    .isEqualTo(fp8RoundTrip(x, dim));
+            }
         }
         float[] streams = new float[width];
         float[] mixes = new float[MIX];
@@ -169,6 +194,22 @@ class HyperConnectionKernelsTest {
             }
             return new Weights(fn, base, new float[] {0.7f, 1.1f, 0.9f}, norm);
         }
+    }
+
+    /** The CPU backend's FP8 round trip (per 128 channels) of bf16 rows of {@code dim}, as bf16 bits. */
+    static short[] fp8RoundTrip(short[] rows, int dim) {
+        float[] v = new float[rows.length];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = GpuTest.value(rows[i]);
+        }
+        for (int r = 0; r < rows.length / dim; r++) {
+            ActivationQuant.fp8RoundTrip(v, r * dim, dim, ActivationQuant.GEMM_BLOCK);
+        }
+        short[] out = new short[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = GpuTest.bits(v[i]);
+        }
+        return out;
     }
 
     private static short[] bf16(Random rnd, int n, float scale) {

@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The attention's two norms of the stacked q latent and K=V row ({@code strata_rms_norm_pair}, one launch) give bit
  * for bit what one {@code strata_rms_norm} each gives, and both are the CPU backend's {@link RmsNorm} within one bf16
  * step (the sum of squares runs in another order): V4-Flash's widths (1024 + 512 in a row of 1536) and odd ones.
+ * The first norm's FP8 round trip, asked for alongside, is the CPU backend's bit for bit.
  */
 class RmsNormKernelTest {
 
@@ -50,17 +51,31 @@ class RmsNormKernelTest {
                  DeviceBuffer a1 = GpuTest.unwritten(2L * rows * n1);
                  DeviceBuffer a2 = GpuTest.unwritten(2L * rows * n2);
                  DeviceBuffer p1 = GpuTest.unwritten(2L * rows * n1);
-                 DeviceBuffer p2 = GpuTest.unwritten(2L * rows * n2)) {
-                CudaRuntime.check(CudaNative.strata_rms_norm(dx.address(), width, dw1.address(), a1.address(), n1, rows,
-                    n1, eps, 0), what);
+                 DeviceBuffer p2 = GpuTest.unwritten(2L * rows * n2);
+                 DeviceBuffer q1 = GpuTest.unwritten(2L * rows * n1);
+                 DeviceBuffer pq1 = GpuTest.unwritten(2L * rows * n1)) {
+                // the first norm's FP8 round trip (the q latent's, for the FP8 up-projections) where its width is
+                // whole 128-channel blocks
+                boolean blocks = n1 % 128 == 0;
+                CudaRuntime.check(CudaNative.strata_rms_norm(dx.address(), width, dw1.address(), a1.address(), n1,
+                    blocks ? q1.address() : 0, rows, n1, eps, 0), what);
                 CudaRuntime.check(CudaNative.strata_rms_norm(dx.address() + 2L * n1, width, dw2.address(), a2.address(),
-                    n2, rows, n2, eps, 0), what);
+                    n2, 0, rows, n2, eps, 0), what);
                 CudaRuntime.check(CudaNative.strata_rms_norm_pair(dx.address(), width, dw1.address(), p1.address(), n1,
-                    n1, dx.address() + 2L * n1, width, dw2.address(), p2.address(), n2, n2, rows, eps, 0), what);
+                    blocks ? pq1.address() : 0, n1, dx.address() + 2L * n1, width, dw2.address(), p2.address(), n2, n2,
+                    rows, eps, 0), what);
                 short[] single1 = a1.downloadShorts(rows * n1);
                 short[] single2 = a2.downloadShorts(rows * n2);
                 assertThat(p1.downloadShorts(rows * n1)).as(what + ": first norm").isEqualTo(single1);
                 assertThat(p2.downloadShorts(rows * n2)).as(what + ": second norm").isEqualTo(single2);
+                if (blocks) {
+                    short[] rounded = HyperConnectionKernelsTest.fp8RoundTrip(single1, n1);
+                    assertThat(q1.downloadShorts(rows * n1)).as(what + ": first norm's FP8 round trip").isEqualTo(rounded);
+                    assertThat(pq1.downloadShorts(rows * n1)).as(what + ": the pair's").isEqualTo(rounded);
+                } else {
+                    assertThat(CudaNative.strata_rms_norm(dx.address(), width, dw1.address(), a1.address(), n1,
+                        q1.address(), rows, n1, eps, 0)).as(what + ": a round trip of partial blocks").isNotZero();
+                }
                 int off = 0;
                 for (int r = 0; r < rows; r++) {
                     off = Math.max(off, ulpsFromCpu(x, r * width, w1, eps, single1, r * n1, n1));

@@ -93,6 +93,16 @@ final class DeviceLayer {
         moe = DeviceMoe.load(store, src, cfg, spec);
     }
 
+    /** Whether the attention's first projection (stacked or wq_a alone, and wkv) FP8-round-trips its input x. */
+    boolean attentionQuantizesInput() {
+        return wqA.format().quantizesInput() || wkv.format().quantizesInput();
+    }
+
+    /** Whether an up-projection of the q latent (wq_b, the indexer's wq_b) FP8-round-trips it. */
+    boolean latentQuantized() {
+        return wqB.format().quantizesInput() || (indexer != null && indexer.wqB().format().quantizesInput());
+    }
+
     private static Compressor compressor(WeightStore store, TensorSet src, String prefix, int ratio, int headDim, int dim) {
         int width = (ratio == 4 ? 2 : 1) * headDim;
         DeviceMatrix kvGate = DeviceMatrix.loadStacked(store, src, List.of(prefix + ".wkv", prefix + ".wgate"),

@@ -96,6 +96,7 @@ final class DeviceModel implements AutoCloseable {
     long activationBytes(int tokens, int listEntries) {
         long t = tokens;
         long b = 3 * t * hc * dim * 2 + 2 * t * dim * 2 + t * (2 * hc + hc * hc) * 4;
+        b += t * dim * 2 + t * qLora * 2;  // the FP8 round trips of x and of the q latent
         b += t * qLora * 2 + 2 * t * heads * headDim * 2 + t * headDim * 2 + t * MAIN_ENTRY;
         b += t * (qLora + headDim) * 2;  // the stacked q latent and K=V row, before their norms
         var at = config.attention();
@@ -141,6 +142,8 @@ final class DeviceModel implements AutoCloseable {
         long next = ws.get("next", streams);
         long mid = ws.get("mid", streams);
         long x = ws.get("x", (long) T * dim * 2);
+        // x's FP8 round trip, written by the pre that writes x, for the sub-layers whose FP8/FP4 linears read x
+        long xq = ws.get("xq", (long) T * dim * 2);
         long y = ws.get("y", (long) T * dim * 2);
         long mix = ws.get("mix", (long) T * (2 * hc + hc * hc) * 4);
         long partials = ws.get("hcPartials", CudaNative.strata_hc_partials_bytes(T, hc, dim));
@@ -152,22 +155,24 @@ final class DeviceModel implements AutoCloseable {
         s.mark(StepProfile.Component.HYPER_CONNECTIONS);
         DeviceLayer first = layers.getFirst();
         check(CudaNative.strata_hc_pre(h, first.hcAttn.fn(), first.hcAttn.base(), first.hcAttn.scale(),
-            first.attnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream), "hc pre (attention)");
+            first.attnNorm, x, first.attentionQuantizesInput() ? xq : 0, mix, partials, T, hc, dim, iters, hcEps, eps,
+            stream), "hc pre (attention)");
         for (int l = 0; l < layers.size(); l++) {
             DeviceLayer layer = layers.get(l);
-            attention(l, layer, plan, kv, ws, x, y, s);
+            attention(l, layer, plan, kv, ws, x, layer.attentionQuantizesInput() ? xq : 0, y, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
+            long moeXq = layer.moe.quantizesInput() ? xq : 0;
             check(CudaNative.strata_hc_post_pre(y, h, mid, layer.hcFfn.fn(), layer.hcFfn.base(),
-                layer.hcFfn.scale(), layer.ffnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
+                layer.hcFfn.scale(), layer.ffnNorm, x, moeXq, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
                 "hc post (attention) + pre (ffn)");
             s.mark(StepProfile.Component.MOE);
-            layer.moe.forward(x, plan.tokenIds, T, y, moeWs, s);
+            layer.moe.forward(x, moeXq, plan.tokenIds, T, y, moeWs, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             if (l + 1 < layers.size()) {
                 DeviceLayer after = layers.get(l + 1);
                 check(CudaNative.strata_hc_post_pre(y, mid, next, after.hcAttn.fn(), after.hcAttn.base(),
-                    after.hcAttn.scale(), after.attnNorm, x, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
-                    "hc post (ffn) + pre (attention)");
+                    after.hcAttn.scale(), after.attnNorm, x, after.attentionQuantizesInput() ? xq : 0, mix, partials, T,
+                    hc, dim, iters, hcEps, eps, stream), "hc post (ffn) + pre (attention)");
             } else {
                 check(CudaNative.strata_hc_post(y, mid, mix, next, T, hc, dim, stream), "hc post (ffn)");
             }
@@ -199,7 +204,7 @@ final class DeviceModel implements AutoCloseable {
 
     /** One attention sub-layer over all rows of the step: x bf16 [T, dim] in, y bf16 [T, dim] out. */
     void attention(int l, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y, StepStreams s) {
-        attention(l, layers.get(l), plan, kv, ws, x, y, s);
+        attention(l, layers.get(l), plan, kv, ws, x, 0, y, s);
     }
 
     /**
@@ -207,10 +212,11 @@ final class DeviceModel implements AutoCloseable {
      * the q latent on, beside the main KV's compression and window insert; on C128A layers the attention lists
      * and the compressor run beside the query path and the window insert, on window-only layers the lists. Both
      * streams join before attention reads the lists and the compressed entries. Every buffer either stream
-     * touches is taken from the workspace before the fork, and the side stream has its own GEMM scratch.
+     * touches is taken from the workspace before the fork, and the side stream has its own GEMM scratch. {@code xq}:
+     * x's FP8 round trip, computed by the pre that wrote x, or 0 (the low-rank projections round-trip x themselves).
      */
-    private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long y,
-                           StepStreams s) {
+    private void attention(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long xq,
+                           long y, StepStreams s) {
         long stream = s.main();
         int T = plan.tokens;
         int qw = heads * headDim;
@@ -244,27 +250,29 @@ final class DeviceModel implements AutoCloseable {
         long qr = ws.get("qr", (long) T * qLora * 2);
         // the shared K=V row of each token, staged as a cache entry in row order, then kept where mapped
         long kvRow = ws.get("kv", (long) T * headDim * 2);
+        // the q latent's FP8 round trip, computed by its norm, for the up-projections that quantize it
+        long qrq = layer.latentQuantized() ? ws.get("qrq", (long) T * qLora * 2) : 0;
         if (layer.wqkvA != null) {
             // q latent and K=V row from one GEMM over the stacked weights; each norm reads its columns
             int width = qLora + headDim;
             long latent = ws.get("qkvLatent", (long) T * width * 2);
-            LinearKernels.linear(layer.wqkvA, x, dim, T, latent, width, true, lin, stream);
-            check(CudaNative.strata_rms_norm_pair(latent, width, layer.qNorm, qr, qLora, qLora, latent + 2L * qLora,
-                width, layer.kvNorm, kvRow, headDim, headDim, T, eps, stream), "q and kv norms");
+            linear(layer.wqkvA, x, xq, dim, T, latent, width, lin, stream);
+            check(CudaNative.strata_rms_norm_pair(latent, width, layer.qNorm, qr, qLora, qrq, qLora,
+                latent + 2L * qLora, width, layer.kvNorm, kvRow, headDim, headDim, T, eps, stream), "q and kv norms");
         } else {
-            LinearKernels.linear(layer.wqA, x, dim, T, qr, qLora, true, lin, stream);
-            check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, T, qLora, eps, stream), "q norm");
+            linear(layer.wqA, x, xq, dim, T, qr, qLora, lin, stream);
+            check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, qrq, T, qLora, eps, stream), "q norm");
         }
         if (layer.indexer != null) {
             s.mark(StepProfile.Component.INDEXER);
-            select(l, layer, plan, kv, ws, x, qr, sideLin, rope, lists, listStride, s.fork());
+            select(l, layer, plan, kv, ws, x, qr, qrq, sideLin, rope, lists, listStride, s.fork());
             s.mark(StepProfile.Component.ATTENTION_GEMMS);
         }
         long q = ws.get("q", (long) T * qw * 2);
-        LinearKernels.linear(layer.wqB, qr, qLora, T, q, qw, true, lin, stream);
+        linear(layer.wqB, qr, qrq, qLora, T, q, qw, lin, stream);
         if (layer.wqkvA == null) {
-            LinearKernels.linear(layer.wkv, x, dim, T, kvRow, headDim, true, lin, stream);
-            check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, T, headDim, eps, stream),
+            linear(layer.wkv, x, xq, dim, T, kvRow, headDim, lin, stream);
+            check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, 0, T, headDim, eps, stream),
                 "kv norm");
         }
         long staging = ws.get("staging", (long) T * MAIN_ENTRY);
@@ -343,7 +351,7 @@ final class DeviceModel implements AutoCloseable {
 
     /** The lightning indexer: its compressor, query prep, scores over all visible keys, top-k into the lists. */
     private void select(int l, DeviceLayer layer, StepPlan plan, DeviceKvCache kv, Workspace ws, long x, long qr,
-                        long lin, StepPlan.Rope rope, long lists, int listStride, long stream) {
+                        long qrq, long lin, StepPlan.Rope rope, long lists, int listStride, long stream) {
         int T = plan.tokens;
         var ix = config.indexer();
         int ih = ix.numHeads();
@@ -353,7 +361,7 @@ final class DeviceModel implements AutoCloseable {
             x, lin, "ic", stream);
         long iq = ws.get("iq", (long) T * ih * id * 2);
         long iw = ws.get("iw", (long) T * ih * 2);
-        LinearKernels.linear(idx.wqB(), qr, qLora, T, iq, ih * id, true, lin, stream);
+        linear(idx.wqB(), qr, qrq, qLora, T, iq, ih * id, lin, stream);
         LinearKernels.linear(idx.weightsProj(), x, dim, T, iw, ih, true, lin, stream);
         long codes = ws.get("iqCodes", (long) T * ih * id);
         long scales = ws.get("iqScales", (long) T * ih * 4 * 4);
@@ -374,6 +382,18 @@ final class DeviceModel implements AutoCloseable {
         SparseKernels.topK(new SparseKernels.TopK(scores, scoreStride, plan.positions, ix.topk(), topIdx, T, candidates,
             new SparseKernels.SelectionTarget(lists, listStride, window, 1, plan.tokenSeq, entryTable.address(),
                 entryTable.stride(), kv.kind(CacheKind.C4A_KV).entriesPerPage())), stream);
+    }
+
+    /**
+     * A bf16-out linear over x, reading {@code xq} (x's FP8 round trip, or 0: none computed) where its weights
+     * quantize their input.
+     */
+    private static void linear(DeviceMatrix w, long x, long xq, int lda, int m, long y, int ldy, long lin, long stream) {
+        if (xq != 0) {
+            LinearKernels.linearRounded(w, x, xq, lda, m, y, ldy, true, lin, stream);
+        } else {
+            LinearKernels.linear(w, x, lda, m, y, ldy, true, lin, stream);
+        }
     }
 
     private static void check(int code, String what) {

@@ -147,37 +147,44 @@ public final class DeviceMoe {
      * @param workspace {@link #workspaceBytes} for at least {@code m} tokens, 16-byte aligned
      */
     public void forward(long x, long tokens, int m, long out, long workspace, long stream) {
-        forward(x, tokens, m, out, workspace, stream, null);
+        forward(x, 0, tokens, m, out, workspace, stream, null);
     }
 
     /**
      * As above on the step's streams: the shared expert runs on the side stream beside the router and the
-     * routed experts (it needs neither), joined before the sum; with one stream, one after the other.
+     * routed experts (it needs neither), joined before the sum; with one stream, one after the other. {@code xq}:
+     * x's FP8 round trip when the norm that wrote x computed it ({@link #quantizesInput}), else 0.
      */
-    void forward(long x, long tokens, int m, long out, long workspace, StepStreams s) {
-        forward(x, tokens, m, out, workspace, s.main(), s);
+    void forward(long x, long xq, long tokens, int m, long out, long workspace, StepStreams s) {
+        forward(x, xq, tokens, m, out, workspace, s.main(), s);
     }
 
-    private void forward(long x, long tokens, int m, long out, long workspace, long stream, StepStreams s) {
+    /** Whether any expert's first projection FP8-round-trips its input (then {@link #forward} can take it done). */
+    boolean quantizesInput() {
+        return w1.format().quantizesInput() || w3.format().quantizesInput()
+            || sw1.format().quantizesInput() || sw3.format().quantizesInput();
+    }
+
+    private void forward(long x, long rounded, long tokens, int m, long out, long workspace, long stream,
+                         StepStreams s) {
         if (m <= 0) {
             return;
         }
         Layout l = new Layout(m, dim, experts, k, inter);
         long ws = workspace;
-        // the FP8 round trip of x is the same for every expert: do it once
-        boolean anyQuant = w1.format().quantizesInput() || w3.format().quantizesInput()
-            || sw1.format().quantizesInput() || sw3.format().quantizesInput();
-        if (anyQuant) {
-            CudaRuntime.check(CudaNative.strata_act_fp8_roundtrip(x, dim, m, dim, ws + l.xq, dim, stream),
+        // the FP8 round trip of x is the same for every expert: done once, here unless the caller has it
+        long xq = rounded != 0 ? rounded : ws + l.xq;
+        if (quantizesInput() && rounded == 0) {
+            CudaRuntime.check(CudaNative.strata_act_fp8_roundtrip(x, dim, m, dim, xq, dim, stream),
                 "strata_act_fp8_roundtrip");
         }
         // the shared expert (weight 1) over all tokens, in buffers of its own
         long side = s != null ? s.fork() : stream;
         long sg = ws + l.sharedGate;
         long su = ws + l.sharedUp;
-        LinearKernels.run(sw1, 1, input(sw1.format(), x, ws + l.xq), dim, m, sg, inter, true, false,
+        LinearKernels.run(sw1, 1, input(sw1.format(), x, xq), dim, m, sg, inter, true, false,
             ws + l.sharedLinear, side);
-        LinearKernels.run(sw3, 1, input(sw3.format(), x, ws + l.xq), dim, m, su, inter, true, false,
+        LinearKernels.run(sw3, 1, input(sw3.format(), x, xq), dim, m, su, inter, true, false,
             ws + l.sharedLinear, side);
         swiglu(sg, su, 0, m, sw2.format(), side);
         LinearKernels.run(sw2, 1, sg, inter, m, ws + l.shared, dim, true, false, ws + l.sharedLinear, side);
@@ -192,12 +199,12 @@ public final class DeviceMoe {
         // routed experts: slot s reads token sortedRows[s]; outputs stay in slot order. w1 and w3 in one launch
         // when they are stored alike (they read the same slots)
         if (w1.pairsWith(w3)) {
-            expert(w1, w3, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, u, inter, pairs, tileRows, l,
+            expert(w1, w3, input(w1.format(), x, xq), dim, ws + l.sortedRows, g, u, inter, pairs, tileRows, l,
                 ws, stream);
         } else {
-            expert(w1, null, input(w1.format(), x, ws + l.xq), dim, ws + l.sortedRows, g, 0, inter, pairs, tileRows, l,
+            expert(w1, null, input(w1.format(), x, xq), dim, ws + l.sortedRows, g, 0, inter, pairs, tileRows, l,
                 ws, stream);
-            expert(w3, null, input(w3.format(), x, ws + l.xq), dim, ws + l.sortedRows, u, 0, inter, pairs, tileRows, l,
+            expert(w3, null, input(w3.format(), x, xq), dim, ws + l.sortedRows, u, 0, inter, pairs, tileRows, l,
                 ws, stream);
         }
         swiglu(g, u, ws + l.sortedWeights, pairs, w2.format(), stream);

@@ -41,6 +41,23 @@ public final class LinearKernels {
     }
 
     /**
+     * As {@link #linear}, with x's FP8 round trip already computed ({@code xq}, e.g. by the norm that wrote x): FP8/FP4
+     * weights read {@code xq} and round-trip nothing, which gives what they would compute from x (the round trip of a
+     * round-tripped row is itself); BF16/F32 weights read {@code x}.
+     */
+    public static void linearRounded(DeviceMatrix w, long x, long xq, int lda, int m, long y, int ldy, boolean bf16Out,
+                                     long workspace, long stream) {
+        if (!w.format().quantizesInput()) {
+            linear(w, x, lda, m, y, ldy, bf16Out, workspace, stream);
+            return;
+        }
+        if (w.cols() % 128 != 0) {
+            throw new IllegalArgumentException("FP8/FP4 linear needs in features % 128 == 0, got " + w.cols());
+        }
+        run(w, 1, xq, lda, m, y, ldy, bf16Out, false, workspace, stream);
+    }
+
+    /**
      * V4's {@code wo_a}: W is {@code [groups·oLora, groupIn]}; group g computes
      * {@code y[:, g·oLora + j] = x[:, g·groupIn .. (g+1)·groupIn) · W[g·oLora + j, :]}. No activation
      * quantization (the converter dequantizes an FP8 {@code wo_a}), bf16 out. BF16 or FP8 ({@code oLora % 128 == 0}).

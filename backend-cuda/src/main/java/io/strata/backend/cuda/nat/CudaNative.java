@@ -158,19 +158,20 @@ public final class CudaNative {
             @Cast("int64_t") long outTokens, @Cast("int64_t") long stream);
 
     public static native int strata_rms_norm(@Cast("int64_t") long x, @Cast("int64_t") long xStride,
-            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int rows, int n,
-            float eps, @Cast("int64_t") long stream);
+            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride,
+            @Cast("int64_t") long outQ, int rows, int n, float eps, @Cast("int64_t") long stream);
 
     public static native int strata_rms_norm_pair(@Cast("int64_t") long x, @Cast("int64_t") long xStride,
-            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride, int n,
-            @Cast("int64_t") long x2, @Cast("int64_t") long x2Stride, @Cast("int64_t") long weight2,
+            @Cast("int64_t") long weight, @Cast("int64_t") long out, @Cast("int64_t") long outStride,
+            @Cast("int64_t") long outQ, int n, @Cast("int64_t") long x2, @Cast("int64_t") long x2Stride, @Cast("int64_t") long weight2,
             @Cast("int64_t") long out2, @Cast("int64_t") long out2Stride, int n2, int rows, float eps,
             @Cast("int64_t") long stream);
 
     public static native int strata_hc_pre(@Cast("int64_t") long h, @Cast("int64_t") long fn,
             @Cast("int64_t") long base, @Cast("int64_t") long scale, @Cast("int64_t") long norm,
-            @Cast("int64_t") long outX, @Cast("int64_t") long outMix, @Cast("int64_t") long partials, int numTokens,
-            int hc, int dim, int iters, float hcEps, float normEps, @Cast("int64_t") long stream);
+            @Cast("int64_t") long outX, @Cast("int64_t") long outXq, @Cast("int64_t") long outMix,
+            @Cast("int64_t") long partials, int numTokens, int hc, int dim, int iters, float hcEps, float normEps,
+            @Cast("int64_t") long stream);
 
     public static native @Cast("int64_t") long strata_hc_partials_bytes(int numTokens, int hc, int dim);
 
@@ -181,7 +182,8 @@ public final class CudaNative {
     public static native int strata_hc_post_pre(@Cast("int64_t") long y, @Cast("int64_t") long res,
             @Cast("int64_t") long next, @Cast("int64_t") long fn, @Cast("int64_t") long base,
             @Cast("int64_t") long scale, @Cast("int64_t") long norm, @Cast("int64_t") long outX,
-            @Cast("int64_t") long mix, @Cast("int64_t") long partials, int numTokens, int hc, int dim, int iters,
+            @Cast("int64_t") long outXq, @Cast("int64_t") long mix, @Cast("int64_t") long partials, int numTokens,
+            int hc, int dim, int iters,
             float hcEps, float normEps, @Cast("int64_t") long stream);
 
     public static native int strata_hc_head(@Cast("int64_t") long h, @Cast("int64_t") long rows,
