@@ -475,7 +475,10 @@ __device__ void sinkhorn_split(const float *m, const float *scale, const float *
 // compiler chose fewer registers and the step measured about a microsecond slower at every batch.
 // out_xq (G > 0, dim % 128 == 0), when set, receives out_x FP8-round-tripped per 128 channels (the input of the
 // sub-layer's FP8/FP4 linears): a block is 16 consecutive norm threads, half a warp.
-template <int G>
+// LATER: no Sinkhorn warp; out_mix gets the pre weights and the post and comb mixes as they are, which
+// k_hc_sinkhorn turns into the post weights and the combination matrix on another stream: the sub-layer needs only
+// x, and the iterations, the longest chain of the kernel, then no longer hold back its first GEMM.
+template <int G, bool LATER>
 __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, const float *base, const float *scale,
                          const float *norm, uint16_t *out_x, uint16_t *out_xq, float *out_mix, int hc, int dim,
                          int iters, float hc_eps, float norm_eps) {
@@ -507,7 +510,9 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
     mixes_from_partials(partials, t, splits, (2 + hc) * hc, width, norm_eps, mixes);
     if (threadIdx.x < hc) mix[threadIdx.x] = pre_weight(mixes, scale, base, threadIdx.x, hc_eps);
     __syncthreads();
-    if (!norm_thread) {
+    if constexpr (LATER) {
+        if (threadIdx.x < mw) out_mix[(int64_t) t * mw + threadIdx.x] = threadIdx.x < hc ? mix[threadIdx.x] : mixes[threadIdx.x];
+    } else if (!norm_thread) {
         sinkhorn_split(mixes, scale, base, hc, iters, hc_eps, mix + hc, mix + 2 * hc);
         __syncwarp();
         for (int i = threadIdx.x - kNormThreads; i < mw; i += 32) out_mix[(int64_t) t * mw + i] = mix[i];
@@ -552,6 +557,18 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
             }
         }
     }
+}
+
+// The Sinkhorn half of a pre launched with LATER, one warp per token: row t of mix holds the pre weights, then the
+// post and comb mixes, which become the post weights and the combination matrix (in place; sinkhorn_split's order).
+__global__ void k_hc_sinkhorn(float *mix, const float *base, const float *scale, int hc, int iters, float hc_eps) {
+    strata_grid_begin();
+    __shared__ float m[kMaxMix];
+    const int mw = 2 * hc + hc * hc;
+    float *row = mix + (int64_t) blockIdx.x * mw;
+    for (int i = threadIdx.x; i < mw; i += 32) m[i] = row[i];
+    __syncwarp();
+    sinkhorn_split(m, scale, base, hc, iters, hc_eps, row + hc, row + 2 * hc);
 }
 
 __global__ void k_hc_post(const uint16_t *y, const uint16_t *res, const float *mix, uint16_t *next, int hc, int dim,
@@ -829,7 +846,7 @@ int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim) {
 // post.mix: the second kernel rewrites it after the first has read it (stream order).
 static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base, int64_t scale, int64_t norm,
                   int64_t out_x, int64_t out_xq, int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim,
-                  int iters, float hc_eps, float norm_eps, int64_t stream) {
+                  int iters, float hc_eps, float norm_eps, int sinkhorn_later, int64_t stream) {
     if (out_xq != 0 && dim % 128 != 0) return (int) cudaErrorInvalidValue;
     const int width = hc * dim, splits = mix_splits(width);
     if (post.y != nullptr) {
@@ -842,11 +859,12 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
     int err = launched();
     if (err != 0) return err;
     const bool regs = dim % 8 == 0 && dim <= 2 * 8 * kNormThreads;
-    auto *pre = !regs ? k_hc_pre<0> : dim <= 8 * kNormThreads ? k_hc_pre<1> : k_hc_pre<2>;
+    auto *pre = sinkhorn_later ? (!regs ? k_hc_pre<0, true> : dim <= 8 * kNormThreads ? k_hc_pre<1, true> : k_hc_pre<2, true>)
+                               : (!regs ? k_hc_pre<0, false> : dim <= 8 * kNormThreads ? k_hc_pre<1, false> : k_hc_pre<2, false>);
     const size_t smem = regs ? 0 : (size_t) dim * sizeof(float);
     if (smem > 48 * 1024) cudaFuncSetAttribute(pre, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
     // the register form rounds its own output; the shared-memory form leaves that to the round-trip kernel
-    strata_launch(pre, num_tokens, kNormThreads + 32, smem, as_stream(stream), h, (const float *) partials, splits,
+    strata_launch(pre, num_tokens, kNormThreads + (sinkhorn_later ? 0 : 32), smem, as_stream(stream), h, (const float *) partials, splits,
         (const float *) base, (const float *) scale, (const float *) norm, (uint16_t *) out_x,
         regs ? (uint16_t *) out_xq : nullptr, (float *) out_mix, hc, dim, iters, hc_eps, norm_eps);
     err = launched();
@@ -856,11 +874,20 @@ static int hc_pre(uint16_t *h, const PostSource &post, int64_t fn, int64_t base,
 
 int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_xq,
                   int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps,
-                  float norm_eps, int64_t stream) {
+                  float norm_eps, int sinkhorn_later, int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
     return hc_pre((uint16_t *) h, PostSource{}, fn, base, scale, norm, out_x, out_xq, out_mix, partials, num_tokens, hc,
-                  dim, iters, hc_eps, norm_eps, stream);
+                  dim, iters, hc_eps, norm_eps, sinkhorn_later, stream);
+}
+
+int strata_hc_sinkhorn(int64_t mix, int64_t base, int64_t scale, int num_tokens, int hc, int iters, float hc_eps,
+                       int64_t stream) {
+    if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
+    if (num_tokens <= 0) return 0;
+    strata_launch(k_hc_sinkhorn, num_tokens, 32, 0, as_stream(stream), (float *) mix, (const float *) base,
+        (const float *) scale, hc, iters, hc_eps);
+    return launched();
 }
 
 int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_tokens, int hc, int dim, int64_t stream) {
@@ -874,17 +901,17 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
 
 int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t base, int64_t scale, int64_t norm,
                        int64_t out_x, int64_t out_xq, int64_t mix, int64_t partials, int num_tokens, int hc, int dim,
-                       int iters, float hc_eps, float norm_eps, int64_t stream) {
+                       int iters, float hc_eps, float norm_eps, int sinkhorn_later, int64_t stream) {
     if (hc > kMaxHc) return (int) cudaErrorInvalidValue;
     if (num_tokens <= 0) return 0;
     if (dim % 4 != 0) {  // the fused kernel takes four channels of one stream at a time
         const int err = strata_hc_post(y, res, mix, next, num_tokens, hc, dim, stream);
         return err != 0 ? err : strata_hc_pre(next, fn, base, scale, norm, out_x, out_xq, mix, partials, num_tokens, hc,
-                                              dim, iters, hc_eps, norm_eps, stream);
+                                              dim, iters, hc_eps, norm_eps, sinkhorn_later, stream);
     }
     const PostSource post{(const uint16_t *) y, (const uint16_t *) res, (const float *) mix, hc, dim};
     return hc_pre((uint16_t *) next, post, fn, base, scale, norm, out_x, out_xq, mix, partials, num_tokens, hc, dim,
-                  iters, hc_eps, norm_eps, stream);
+                  iters, hc_eps, norm_eps, sinkhorn_later, stream);
 }
 
 int strata_hc_head(int64_t h, int64_t rows, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x,

@@ -27,10 +27,17 @@ int strata_rms_norm_pair(int64_t x, int64_t x_stride, int64_t weight, int64_t ou
  * x = bf16(sum_k pre_k h_t[k]) then RMSNorm with norm (fp32 [dim]) -> out_x bf16 [T, dim];
  * out_mix fp32 [T, 2*hc + hc*hc] = pre | post | comb. h bf16 [T, hc*dim]. partials: scratch of
  * strata_hc_partials_bytes(T, hc, dim) bytes (the mixes' dot products are split over CTAs). out_xq: 0, or bf16
- * [T, dim] (dim % 128 == 0) that receives out_x FP8-round-tripped per 128 channels (as strata_rms_norm's out_q). */
+ * [T, dim] (dim % 128 == 0) that receives out_x FP8-round-tripped per 128 channels (as strata_rms_norm's out_q).
+ * sinkhorn_later = 1: out_mix gets pre | the post and comb mixes as they are, and strata_hc_sinkhorn (on any stream
+ * ordered after this one) completes it; the same values in the end. */
 int strata_hc_pre(int64_t h, int64_t fn, int64_t base, int64_t scale, int64_t norm, int64_t out_x, int64_t out_xq,
                   int64_t out_mix, int64_t partials, int num_tokens, int hc, int dim, int iters, float hc_eps,
-                  float norm_eps, int64_t stream);
+                  float norm_eps, int sinkhorn_later, int64_t stream);
+
+/* The post weights and the Sinkhorn-normalised combination matrix of a pre run with sinkhorn_later = 1, in place
+ * in mix fp32 [T, 2*hc + hc*hc] (base and scale: that pre's). */
+int strata_hc_sinkhorn(int64_t mix, int64_t base, int64_t scale, int num_tokens, int hc, int iters, float hc_eps,
+                       int64_t stream);
 
 /* Bytes of the partials scratch strata_hc_pre and strata_hc_head need for num_tokens rows. */
 int64_t strata_hc_partials_bytes(int num_tokens, int hc, int dim);
@@ -43,7 +50,7 @@ int strata_hc_post(int64_t y, int64_t res, int64_t mix, int64_t next, int num_to
  * holds the previous pre's on entry and this pre's on return. */
 int strata_hc_post_pre(int64_t y, int64_t res, int64_t next, int64_t fn, int64_t base, int64_t scale, int64_t norm,
                        int64_t out_x, int64_t out_xq, int64_t mix, int64_t partials, int num_tokens, int hc, int dim,
-                       int iters, float hc_eps, float norm_eps, int64_t stream);
+                       int iters, float hc_eps, float norm_eps, int sinkhorn_later, int64_t stream);
 
 /* The head's pre (sigmoid, no Sinkhorn) and the final norm for the rows listed in rows int32 [R]:
  * out_x[i] = RMSNorm(bf16(sum_k pre_k h_{rows[i]}[k])), pre = sigmoid(mixes*scale + base) + hc_eps,

@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the dim is whole 128-channel blocks, the output's FP8 round trip (the input of the sub-layer's FP8/FP4 linears)
  * must be the CPU backend's {@link ActivationQuant#fp8RoundTrip} of the output, bit for bit, from the register form
  * and from the shared-memory form (a dim past two 8-channel groups per thread), whose round trip is a kernel of its
- * own.
+ * own. With the Sinkhorn iterations left to {@code strata_hc_sinkhorn} (two streams), pre, post, comb and the input
+ * must be those of the pre that runs them itself, bit for bit.
  */
 class HyperConnectionKernelsTest {
     private static final int HC = 4;
@@ -70,10 +71,12 @@ class HyperConnectionKernelsTest {
                 dim, 0));
             ok(CudaNative.strata_hc_pre(nextA.address(), dfn.address(), dbase.address(), dscale.address(),
                 dnorm.address(), xA.address(), xqA.address(), mixA.address(), partials.address(), tokens, HC, dim, 20,
-                1e-6f, 1e-6f, 0));
+                1e-6f, 1e-6f, 0, 0));
+            // the fused step with its Sinkhorn iterations left to the kernel of their own (as on two streams)
             ok(CudaNative.strata_hc_post_pre(dy.address(), dres.address(), nextB.address(), dfn.address(),
                 dbase.address(), dscale.address(), dnorm.address(), xB.address(), xqB.address(), mixB.address(),
-                partials.address(), tokens, HC, dim, 20, 1e-6f, 1e-6f, 0));
+                partials.address(), tokens, HC, dim, 20, 1e-6f, 1e-6f, 1, 0));
+            ok(CudaNative.strata_hc_sinkhorn(mixB.address(), dbase.address(), dscale.address(), tokens, HC, 20, 1e-6f, 0));
             ok(CudaNative.strata_cuda_synchronize());
             short[] streamsA = nextA.downloadShorts(tokens * width);
             assertThat(streamsA).as("the post's streams are not all zero").isNotEqualTo(new short[tokens * width]);
@@ -115,14 +118,26 @@ class HyperConnectionKernelsTest {
             if (!blocks) {
                 assertThat(CudaNative.strata_hc_pre(dh.address(), dfn.address(), dbase.address(), dscale.address(),
                     dnorm.address(), dx.address(), dxq.address(), dmix.address(), partials.address(), tokens, HC, dim,
-                    20, eps, eps, 0)).as("a round trip of a dim that is not whole blocks").isNotZero();
+                    20, eps, eps, 0, 0)).as("a round trip of a dim that is not whole blocks").isNotZero();
             }
             ok(CudaNative.strata_hc_pre(dh.address(), dfn.address(), dbase.address(), dscale.address(), dnorm.address(),
                 dx.address(), blocks ? dxq.address() : 0, dmix.address(), partials.address(), tokens, HC, dim, 20, eps,
-                eps, 0));
+                eps, 0, 0));
             ok(CudaNative.strata_cuda_synchronize());
             x = dx.downloadShorts(tokens * dim);
             m = dmix.downloadFloats(tokens * MW);
+            // the Sinkhorn iterations left to the kernel of their own: the same input, the same mixes
+            try (DeviceBuffer later = GpuTest.unwritten(4L * tokens * MW);
+                 DeviceBuffer laterX = GpuTest.unwritten(2L * tokens * dim)) {
+                ok(CudaNative.strata_hc_pre(dh.address(), dfn.address(), dbase.address(), dscale.address(),
+                    dnorm.address(), laterX.address(), 0, later.address(), partials.address(), tokens, HC, dim, 20,
+                    eps, eps, 1, 0));
+                ok(CudaNative.strata_hc_sinkhorn(later.address(), dbase.address(), dscale.address(), tokens, HC, 20,
+                    eps, 0));
+                ok(CudaNative.strata_cuda_synchronize());
+                assertThat(laterX.downloadShorts(tokens * dim)).as("input, Sinkhorn later").isEqualTo(x);
+                assertThat(later.downloadFloats(tokens * MW)).as("pre, post and comb, Sinkhorn later").isEqualTo(m);
+            }
             if (blocks) {
                 assertThat(dxq.downloadShorts(tokens * dim)).as("the output's FP8 round trip")
                     .isEqualTo(fp8RoundTrip(x, dim));

@@ -154,17 +154,22 @@ final class DeviceModel implements AutoCloseable {
         // every post but the last is computed by the next sub-layer's pre (strata_hc_post_pre): one kernel less
         s.mark(StepProfile.Component.HYPER_CONNECTIONS);
         DeviceLayer first = layers.getFirst();
+        // with two streams each pre leaves its Sinkhorn iterations (the post weights and the combination matrix, read
+        // only by the next pre's post) to a kernel on the side stream, which the sub-layer joins before it ends
+        int later = s.concurrent() ? 1 : 0;
         check(CudaNative.strata_hc_pre(h, first.hcAttn.fn(), first.hcAttn.base(), first.hcAttn.scale(),
             first.attnNorm, x, first.attentionQuantizesInput() ? xq : 0, mix, partials, T, hc, dim, iters, hcEps, eps,
-            stream), "hc pre (attention)");
+            later, stream), "hc pre (attention)");
+        sinkhornBeside(first.hcAttn, mix, T, s);
         for (int l = 0; l < layers.size(); l++) {
             DeviceLayer layer = layers.get(l);
             attention(l, layer, plan, kv, ws, x, layer.attentionQuantizesInput() ? xq : 0, y, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
             long moeXq = layer.moe.quantizesInput() ? xq : 0;
             check(CudaNative.strata_hc_post_pre(y, h, mid, layer.hcFfn.fn(), layer.hcFfn.base(),
-                layer.hcFfn.scale(), layer.ffnNorm, x, moeXq, mix, partials, T, hc, dim, iters, hcEps, eps, stream),
-                "hc post (attention) + pre (ffn)");
+                layer.hcFfn.scale(), layer.ffnNorm, x, moeXq, mix, partials, T, hc, dim, iters, hcEps, eps, later,
+                stream), "hc post (attention) + pre (ffn)");
+            sinkhornBeside(layer.hcFfn, mix, T, s);
             s.mark(StepProfile.Component.MOE);
             layer.moe.forward(x, moeXq, plan.tokenIds, T, y, moeWs, s);
             s.mark(StepProfile.Component.HYPER_CONNECTIONS);
@@ -172,7 +177,8 @@ final class DeviceModel implements AutoCloseable {
                 DeviceLayer after = layers.get(l + 1);
                 check(CudaNative.strata_hc_post_pre(y, mid, next, after.hcAttn.fn(), after.hcAttn.base(),
                     after.hcAttn.scale(), after.attnNorm, x, after.attentionQuantizesInput() ? xq : 0, mix, partials, T,
-                    hc, dim, iters, hcEps, eps, stream), "hc post (ffn) + pre (attention)");
+                    hc, dim, iters, hcEps, eps, later, stream), "hc post (ffn) + pre (attention)");
+                sinkhornBeside(after.hcAttn, mix, T, s);
             } else {
                 check(CudaNative.strata_hc_post(y, mid, mix, next, T, hc, dim, stream), "hc post (ffn)");
             }
@@ -181,6 +187,17 @@ final class DeviceModel implements AutoCloseable {
             next = tmp;
         }
         return h;
+    }
+
+    /**
+     * With two streams, the Sinkhorn half of the pre just issued, on the side stream: the sub-layer after it joins the
+     * side stream (before attention, before the MoE's sum) and so before the next pre's post reads the mix.
+     */
+    private void sinkhornBeside(DeviceLayer.Mix m, long mix, int tokens, StepStreams s) {
+        if (s.concurrent()) {
+            check(CudaNative.strata_hc_sinkhorn(mix, m.base(), m.scale(), tokens, hc,
+                config.hyperConnections().sinkhornIters(), hcEps, s.fork()), "hc Sinkhorn");
+        }
     }
 
     /**

@@ -171,7 +171,10 @@ public final class CudaNative {
             @Cast("int64_t") long base, @Cast("int64_t") long scale, @Cast("int64_t") long norm,
             @Cast("int64_t") long outX, @Cast("int64_t") long outXq, @Cast("int64_t") long outMix,
             @Cast("int64_t") long partials, int numTokens, int hc, int dim, int iters, float hcEps, float normEps,
-            @Cast("int64_t") long stream);
+            int sinkhornLater, @Cast("int64_t") long stream);
+
+    public static native int strata_hc_sinkhorn(@Cast("int64_t") long mix, @Cast("int64_t") long base,
+            @Cast("int64_t") long scale, int numTokens, int hc, int iters, float hcEps, @Cast("int64_t") long stream);
 
     public static native @Cast("int64_t") long strata_hc_partials_bytes(int numTokens, int hc, int dim);
 
@@ -183,8 +186,7 @@ public final class CudaNative {
             @Cast("int64_t") long next, @Cast("int64_t") long fn, @Cast("int64_t") long base,
             @Cast("int64_t") long scale, @Cast("int64_t") long norm, @Cast("int64_t") long outX,
             @Cast("int64_t") long outXq, @Cast("int64_t") long mix, @Cast("int64_t") long partials, int numTokens,
-            int hc, int dim, int iters,
-            float hcEps, float normEps, @Cast("int64_t") long stream);
+            int hc, int dim, int iters, float hcEps, float normEps, int sinkhornLater, @Cast("int64_t") long stream);
 
     public static native int strata_hc_head(@Cast("int64_t") long h, @Cast("int64_t") long rows,
             @Cast("int64_t") long fn, @Cast("int64_t") long base, @Cast("int64_t") long scale,
