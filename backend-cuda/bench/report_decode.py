@@ -33,7 +33,7 @@ def main():
         ms.setdefault((r["context"], r["batch"], r["variant"]), []).append(r["median_ms"])
 
     print(f"{setup['layers']} layers {ratios}, weights {setup['weight_bytes'] / 2**30:.2f} GiB, device copy bandwidth "
-          f"{bw / 1e9:.0f} GB/s (read + write), {setup['device']}\n")
+          f"{bw / 1e9:.0f} GB/s (read + write), {setup['device']}, {setup.get('warmup', 3)} warm-up steps per shape\n")
     print("| context | batch | " + " | ".join(f"{v} (ms)" for v in VARIANTS) + " |")
     print("|---|---|" + "---|" * len(VARIANTS))
     for c, b in shapes:

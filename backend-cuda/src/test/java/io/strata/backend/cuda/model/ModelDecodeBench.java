@@ -41,8 +41,12 @@ import java.util.SplittableRandom;
  * component profile of an eager one-stream step. Results go to a JSON file, one object per measurement.
  *
  * <p>usage: {@code ModelDecodeBench <work dir> [layers=8] [contexts=8192,32768,131072] [batches=1,8,64,256]
- * [steps=16] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [indexer-scales=real] [out=decode.json]}; a
- * variant may end in {@code -argmax} (every row greedy: the device returns tokens, not logits). With
+ * [steps=16] [warmup=3] [repeats=2] [variants=eager-1,eager-2,graphs-1,graphs-2] [indexer-scales=real]
+ * [out=decode.json]}; a variant may end in {@code -argmax} (every row greedy: the device returns tokens, not logits).
+ * {@code warmup}: untimed steps before the timed ones of every (variant, context, batch). A few warm the device and
+ * the buffers; the host's share of a step (building its plan) reaches the speed of a serving process that has run
+ * for a while only after some hundred steps of the JVM's compilers, so a larger warm-up measures that steady state
+ * (the default 3 measures a JVM that has planned a few dozen steps in all). With
  * {@code indexer-scales=real} (the default) the indexer keys' FP4 block scales are set as real rows have them (an
  * entry's four within a factor of two); {@code random} leaves them to the masked random fill (2^-127 .. 2^-72, four
  * unrelated exponents per key), which sends every key down the scores kernel's four-term form.
@@ -72,7 +76,8 @@ public final class ModelDecodeBench {
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         Map<String, String> opt = new LinkedHashMap<>(Map.of("layers", "8", "contexts", "8192,32768,131072",
-            "batches", "1,8,64,256", "steps", "16", "repeats", "2", "variants", "eager-1,eager-2,graphs-1,graphs-2",
+            "batches", "1,8,64,256", "steps", "16", "warmup", Integer.toString(WARMUP), "repeats", "2",
+            "variants", "eager-1,eager-2,graphs-1,graphs-2",
             "indexer-scales", "real", "out", "decode.json"));
         for (int i = 1; i < args.length; i++) {
             String[] kv = args[i].split("=", 2);
@@ -82,6 +87,12 @@ public final class ModelDecodeBench {
         int[] contexts = ints(opt.get("contexts"));
         int[] batches = ints(opt.get("batches"));
         int steps = Integer.parseInt(opt.get("steps"));
+        int warmup = Integer.parseInt(opt.get("warmup"));
+        if (warmup < 0) {
+            throw new IllegalArgumentException("warmup: 0 or more steps, not " + warmup);
+        }
+        // the pages and tables cover WARMUP warm-up steps before the timed ones; a longer warm-up counts as more steps
+        int span = steps + Math.max(0, warmup - WARMUP);
         int repeats = Integer.parseInt(opt.get("repeats"));
         List<Variant> variants = Arrays.stream(opt.get("variants").split(",")).map(Variant::parse).toList();
         Path out = Path.of(opt.get("out"));
@@ -108,7 +119,7 @@ public final class ModelDecodeBench {
                  maxBatch, 0, settings), Math.max(2048, maxBatch), maxBatch)) {
             KvLayout layout = KvLayout.of(KvModelShape.of("flash-slice", config), KvPrecision.DEFAULT);
             // window kinds map only the last window's pages (what a long request keeps); compressed kinds all
-            Map<PageBucket, Integer> pages = pagesNeeded(layout, maxContext, maxBatch, steps);
+            Map<PageBucket, Integer> pages = pagesNeeded(layout, maxContext, maxBatch, span);
             gpu.allocateKv(layout, pages);
             gpu.fillKvRandom(7);
             double bandwidth = copyBandwidth();
@@ -117,9 +128,9 @@ public final class ModelDecodeBench {
                 gpu.weightBytes() / (double) (1L << 30), gpu.deviceMemory().orElseThrow().kvBytes() / (double) (1L << 30),
                 pages, bandwidth / 1e9);
             rows.add(String.format(Locale.ROOT, "{\"kind\":\"setup\",\"layers\":%d,\"ratios\":%s,\"weight_bytes\":%d,"
-                    + "\"kv_bytes\":%d,\"copy_bandwidth_bytes_per_s\":%.0f,\"device\":\"%s\"}", layers,
+                    + "\"kv_bytes\":%d,\"copy_bandwidth_bytes_per_s\":%.0f,\"device\":\"%s\",\"warmup\":%d}", layers,
                 ratios(config), gpu.weightBytes(), gpu.deviceMemory().orElseThrow().kvBytes(), bandwidth,
-                gpu.deviceMemory().orElseThrow().device()));
+                gpu.deviceMemory().orElseThrow().device(), warmup));
             SplittableRandom rnd = new SplittableRandom(1);
             for (int rep = 1; rep <= repeats; rep++) {
                 for (Variant v : variants) {
@@ -136,7 +147,7 @@ public final class ModelDecodeBench {
                         for (int batch : batches) {
                             long replaysBefore = gpu.graphReplays();
                             double[] ms = decode(gpu, filled(gpu, layout, new PageAllocator(layout, pages), batch,
-                                context, steps, realScales), config, batch, context, steps, v.argmax(), rnd);
+                                context, span, realScales), config, batch, context, steps, warmup, v.argmax(), rnd);
                             boolean replayed = gpu.graphReplays() - replaysBefore >= steps;
                             System.out.printf(Locale.ROOT, "rep %d %-9s context %6d batch %3d: step median %7.3f ms"
                                     + " (min %.3f, max %.3f)%s = %.0f tok/s; host: plan %.3f, issue %.3f, wait %.3f ms;"
@@ -202,25 +213,25 @@ public final class ModelDecodeBench {
     }
 
     private static double[] decode(CudaExecutor gpu, List<BlockTable[]> tables, ModelConfig config, int batch,
-                                   int context, int steps, boolean argmaxOnly, SplittableRandom rnd) {
+                                   int context, int steps, int warmup, boolean argmaxOnly, SplittableRandom rnd) {
         double[] ms = new double[steps];
         double[] argmax = new double[steps];
         double[][] host = new double[3][steps];
-        int start = context - steps - WARMUP;
+        int start = context - steps - warmup;
         long sink = 0;
-        for (int s = 0; s < WARMUP + steps; s++) {
+        for (int s = 0; s < warmup + steps; s++) {
             StepBatch step = step(tables, batch, start + s, config.vocabSize(), argmaxOnly, rnd);
             long t0 = System.nanoTime();
             StepResult result = gpu.execute(step);
             long t1 = System.nanoTime();
             sink += argmaxRows(result);
-            if (s >= WARMUP) {
-                ms[s - WARMUP] = (t1 - t0) / 1e6;
-                argmax[s - WARMUP] = (System.nanoTime() - t1) / 1e6;
+            if (s >= warmup) {
+                ms[s - warmup] = (t1 - t0) / 1e6;
+                argmax[s - warmup] = (System.nanoTime() - t1) / 1e6;
                 CudaExecutor.HostTimes h = gpu.lastHostTimes();
-                host[0][s - WARMUP] = h.planNanos() / 1e6;
-                host[1][s - WARMUP] = h.issueNanos() / 1e6;
-                host[2][s - WARMUP] = h.waitNanos() / 1e6;
+                host[0][s - warmup] = h.planNanos() / 1e6;
+                host[1][s - warmup] = h.issueNanos() / 1e6;
+                host[2][s - warmup] = h.waitNanos() / 1e6;
             }
         }
         if (sink == Long.MIN_VALUE) {
