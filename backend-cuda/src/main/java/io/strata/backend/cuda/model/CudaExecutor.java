@@ -56,13 +56,14 @@ public final class CudaExecutor implements ModelExecutor {
     private GraphSettings graphSettings;
     private DeviceKvCache kv;
     private DecodeGraphs graphs;
-    private HostTimes lastHostTimes = new HostTimes(0, 0, 0);
+    private HostTimes lastHostTimes = new HostTimes(0, 0, 0, 0);
 
     /**
-     * Where the host's time in the last step went: building the plan, issuing the kernels (or the graph) and
-     * the copies, and waiting for the device. For the benchmark's breakdown; read on the thread that executes.
+     * Where the host's time in the last step went: the plan (of which {@code buildNanos} building its arrays, the rest
+     * its copy and the RoPE gathers), issuing the kernels (or the graph) and the copies, and waiting for the device.
+     * For the benchmark's breakdown; read on the thread that executes.
      */
-    record HostTimes(long planNanos, long issueNanos, long waitNanos) {
+    record HostTimes(long planNanos, long buildNanos, long issueNanos, long waitNanos) {
     }
 
     /** What {@code strata.cuda.*} asks of decode graphs: none when {@code enabled} is false. */
@@ -190,18 +191,21 @@ public final class CudaExecutor implements ModelExecutor {
         LogitReturn ret = new LogitReturn(argmaxRows, config.vocabSize(), logitHost, tokenHost,
             workspace.get("argmaxTokens", 4L * argmaxRows.length));
         long planNanos;
+        long buildNanos;
         if (graphs != null && graphs.replay(batch, ret)) {
             planNanos = graphs.lastPlanNanos();
+            buildNanos = graphs.lastBuildNanos();
         } else {
             StepPlan plan = StepPlan.build(batch, kv.layout(), model.ropes(), config.vocabSize(), model.window(),
                 planHost, workspace, streams.main());
             planNanos = System.nanoTime() - t0;
+            buildNanos = plan.buildNanos;
             model.forward(plan, kv, workspace, ret, streams);
         }
         ret.queueTokens(streams.main());
         long t1 = System.nanoTime();
         streams.synchronize();
-        lastHostTimes = new HostTimes(planNanos, t1 - t0 - planNanos, System.nanoTime() - t1);
+        lastHostTimes = new HostTimes(planNanos, buildNanos, t1 - t0 - planNanos, System.nanoTime() - t1);
         return ret.result(batch.rowStarts(), System.nanoTime() - t0);
     }
 

@@ -109,8 +109,11 @@ final class StepPlan {
     /** Per group id: int64 [tokens] cache slots this step writes (window kinds: -1 where not kept). */
     private final Map<Integer, Long> writeSlots = new HashMap<>();
     private final Map<RopeConfig, Rope> ropes = new HashMap<>();
+    /** Host nanoseconds spent building the arrays into the staging, before its copy and the RoPE gathers. */
+    final long buildNanos;
 
-    private StepPlan(Builder b, long base, Map<RopeConfig, Rope> gathered) {
+    private StepPlan(Builder b, long base, Map<RopeConfig, Rope> gathered, long buildNanos) {
+        this.buildNanos = buildNanos;
         tokens = b.tokens;
         chunks = b.chunks;
         logitRows = b.logitRows;
@@ -168,6 +171,7 @@ final class StepPlan {
      */
     static StepPlan build(List<SequenceChunk> chunks, Capacity capacity, KvLayout layout, List<DeviceRopeTable> ropes,
                           int vocab, int window, PlanStaging host, Workspace workspace, long stream) {
+        long t0 = System.nanoTime();
         if (capacity != null && !capacity.fits(chunks, layout)) {
             throw new IllegalArgumentException("step does not fit the decode shape " + capacity);
         }
@@ -175,6 +179,7 @@ final class StepPlan {
         long bytes = b.layout();
         var seg = host.segment(bytes);
         b.write(seg, host.held());
+        long built = System.nanoTime() - t0;
         long dev = workspace.get("plan", bytes);
         host.copyTo(dev, bytes, stream);
         Map<RopeConfig, Rope> gathered = new HashMap<>();
@@ -188,7 +193,7 @@ final class StepPlan {
                 t.rowFloats(), r.query(), r.ratio4(), r.ratio128(), stream), "RoPE rows");
             gathered.put(t.config(), r);
         }
-        return new StepPlan(b, dev, gathered);
+        return new StepPlan(b, dev, gathered, built);
     }
 
     /** Lays the arrays out 256-byte aligned and writes them into the host staging segment. */

@@ -150,15 +150,15 @@ public final class ModelDecodeBench {
                                 context, span, realScales), config, batch, context, steps, warmup, v.argmax(), rnd);
                             boolean replayed = gpu.graphReplays() - replaysBefore >= steps;
                             System.out.printf(Locale.ROOT, "rep %d %-9s context %6d batch %3d: step median %7.3f ms"
-                                    + " (min %.3f, max %.3f)%s = %.0f tok/s; host: plan %.3f, issue %.3f, wait %.3f ms;"
-                                    + " argmax over the logits %.3f ms%n", rep, v.name(), context, batch, ms[1], ms[0],
-                                ms[2], v.graphs() && !replayed ? " [eager: no graph fits]" : "", batch * 1000 / ms[1],
-                                ms[4], ms[5], ms[6], ms[3]);
+                                    + " (min %.3f, max %.3f)%s = %.0f tok/s; host: plan %.3f (its arrays %.3f), issue %.3f,"
+                                    + " wait %.3f ms; argmax over the logits %.3f ms%n", rep, v.name(), context, batch,
+                                ms[1], ms[0], ms[2], v.graphs() && !replayed ? " [eager: no graph fits]" : "",
+                                batch * 1000 / ms[1], ms[4], ms[7], ms[5], ms[6], ms[3]);
                             rows.add(String.format(Locale.ROOT, "{\"kind\":\"decode\",\"repeat\":%d,\"variant\":\"%s\","
                                     + "\"context\":%d,\"batch\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,\"max_ms\":%.4f,"
                                     + "\"graph_replayed\":%s,\"argmax_ms\":%.4f,\"plan_ms\":%.4f,\"issue_ms\":%.4f,"
-                                    + "\"wait_ms\":%.4f}", rep, v.name(), context, batch, ms[1], ms[0], ms[2], replayed,
-                                ms[3], ms[4], ms[5], ms[6]));
+                                    + "\"wait_ms\":%.4f,\"plan_build_ms\":%.4f}", rep, v.name(), context, batch, ms[1],
+                                ms[0], ms[2], replayed, ms[3], ms[4], ms[5], ms[6], ms[7]));
                             write(out, rows);
                         }
                     }
@@ -188,11 +188,6 @@ public final class ModelDecodeBench {
     }
 
     /**
-     * Decode steps at positions ending at {@code context}: {warm-up, timed}; returns {min, median, max} ms of the
-     * step (until its logits are readable on the host) and the median ms of one greedy pass over them (the
-     * least the engine's sampler does with every row; timed apart, it runs on the engine's thread after the step).
-     */
-    /**
      * The requests' block tables for one (context, batch), and the pools filled for them: the masked random fill
      * again (an earlier shape's indexer scales must not stay in pages other kinds own now), then, with
      * {@code realScales}, the indexer keys' block scales in the pages the tables give the indexer.
@@ -212,11 +207,17 @@ public final class ModelDecodeBench {
         return tables;
     }
 
+    /**
+     * Decode steps at positions ending at {@code context}: {warm-up, timed}; returns {min, median, max} ms of the
+     * step (until its logits are readable on the host), the median ms of one greedy pass over them (the least the
+     * engine's sampler does with every row; timed apart, it runs on the engine's thread after the step), and the
+     * medians of the host's plan, issue and wait, and of the plan's array building.
+     */
     private static double[] decode(CudaExecutor gpu, List<BlockTable[]> tables, ModelConfig config, int batch,
                                    int context, int steps, int warmup, boolean argmaxOnly, SplittableRandom rnd) {
         double[] ms = new double[steps];
         double[] argmax = new double[steps];
-        double[][] host = new double[3][steps];
+        double[][] host = new double[4][steps];
         int start = context - steps - warmup;
         long sink = 0;
         for (int s = 0; s < warmup + steps; s++) {
@@ -232,6 +233,7 @@ public final class ModelDecodeBench {
                 host[0][s - warmup] = h.planNanos() / 1e6;
                 host[1][s - warmup] = h.issueNanos() / 1e6;
                 host[2][s - warmup] = h.waitNanos() / 1e6;
+                host[3][s - warmup] = h.buildNanos() / 1e6;
             }
         }
         if (sink == Long.MIN_VALUE) {
@@ -243,7 +245,7 @@ public final class ModelDecodeBench {
             Arrays.sort(h);
         }
         return new double[] {ms[0], ms[steps / 2], ms[steps - 1], argmax[steps / 2], host[0][steps / 2],
-            host[1][steps / 2], host[2][steps / 2]};
+            host[1][steps / 2], host[2][steps / 2], host[3][steps / 2]};
     }
 
     /** Sum over the rows of each row's argmax (the token, where the device returned it). */
