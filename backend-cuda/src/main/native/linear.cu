@@ -36,35 +36,6 @@ __device__ __forceinline__ float e8m0_decode(uint8_t e) {
     return __uint_as_float(((uint32_t) e) << 23);
 }
 
-__device__ __forceinline__ void bf16x8_to_float(uint4 v, float *f) {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        f[2 * i] = __uint_as_float(w[i] << 16);
-        f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-    }
-}
-
-// Four bf16 values (8 bytes, low half first) as floats.
-__device__ __forceinline__ void bf16x4_to_float(uint2 raw, float (&v)[4]) {
-    v[0] = __uint_as_float(raw.x << 16);
-    v[1] = __uint_as_float(raw.x & 0xffff0000u);
-    v[2] = __uint_as_float(raw.y << 16);
-    v[3] = __uint_as_float(raw.y & 0xffff0000u);
-}
-
-// The largest magnitude of a warp's 128 channels, 4 per lane; every lane gets it.
-__device__ __forceinline__ float warp_amax128(const float (&v)[4]) {
-    return group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
-}
-
-// In place, a lane's 4 channels FP8-round-tripped with their block's scale s (ActivationQuant): exactly an e4m3
-// value times a power of two.
-__device__ __forceinline__ void fp8_roundtrip4(float (&v)[4], float s) {
-#pragma unroll
-    for (int i = 0; i < 4; i++) v[i] = fp8_roundtrip(v[i], s);
-}
-
 // The f16 staging of a 128-channel block (k_dec, k_mma_fp8): its channels are divided by 2^(e - 127), e the
 // biased exponent of the block's amax (amax in [2^(e-127), 2^(e-126)); 1 when amax is zero or subnormal: any
 // small power will do). Returns e.

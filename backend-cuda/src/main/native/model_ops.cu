@@ -85,9 +85,9 @@ __device__ __forceinline__ void roundtrip_block128(const uint16_t *src, uint16_t
     float v[4];
 #pragma unroll
     for (int i = 0; i < 4; i++) v[i] = load_bf16(src + lane * 4 + i);
-    const float s = fp8_block_scale(group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])))));
+    fp8_roundtrip4(v, fp8_block_scale(warp_amax128(v)));
 #pragma unroll
-    for (int i = 0; i < 4; i++) dst[lane * 4 + i] = float_to_bf16_bits(fp8_roundtrip(v[i], s));
+    for (int i = 0; i < 4; i++) dst[lane * 4 + i] = float_to_bf16_bits(v[i]);
 }
 
 // Row blockIdx.x of norm blockIdx.y (two norms of one step in one launch: the q latent's and the K=V row's).
@@ -538,14 +538,11 @@ __global__ void k_hc_pre(const uint16_t *h, const float *partials, int splits, c
                 *reinterpret_cast<uint4 *>(out + first(g)) = o;
             }
             if (out_xq != nullptr) {  // uniform; every lane of the warp takes part in the shuffles
-                const uint32_t w[4] = {o.x, o.y, o.z, o.w};
                 float f[8];
+                bf16x8_to_float(o, f);
                 float amax = 0.f;
 #pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    f[i] = __uint_as_float((i & 1) ? (w[i >> 1] & 0xffff0000u) : (w[i >> 1] << 16));
-                    amax = fmaxf(amax, fabsf(f[i]));
-                }
+                for (int i = 0; i < 8; i++) amax = fmaxf(amax, fabsf(f[i]));
                 const float sc = fp8_block_scale(group_max<16>(amax));
                 uint32_t q[4];
 #pragma unroll

@@ -105,6 +105,36 @@ __device__ __forceinline__ float group_sum(float v) {
     return v;
 }
 
+// Eight bf16 values (16 bytes, low half first) as floats.
+__device__ __forceinline__ void bf16x8_to_float(uint4 v, float *f) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        f[2 * i] = __uint_as_float(w[i] << 16);
+        f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    }
+}
+
+// Four bf16 values (8 bytes, low half first) as floats.
+__device__ __forceinline__ void bf16x4_to_float(uint2 raw, float (&v)[4]) {
+    v[0] = __uint_as_float(raw.x << 16);
+    v[1] = __uint_as_float(raw.x & 0xffff0000u);
+    v[2] = __uint_as_float(raw.y << 16);
+    v[3] = __uint_as_float(raw.y & 0xffff0000u);
+}
+
+// The largest magnitude of a warp's 128 channels, 4 per lane; every lane gets it.
+__device__ __forceinline__ float warp_amax128(const float (&v)[4]) {
+    return group_max<32>(fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3]))));
+}
+
+// In place, a lane's 4 channels FP8-round-tripped with their block's scale s (ActivationQuant): exactly an e4m3
+// value times a power of two.
+__device__ __forceinline__ void fp8_roundtrip4(float (&v)[4], float s) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) v[i] = fp8_roundtrip(v[i], s);
+}
+
 // Where one cache entry lives: page base + entry * data_stride for the values, page base + scale_base +
 // entry * scale_stride for the ue8m0 bytes. Covers both the split FlashMLA page (data 576-strided,
 // scales after all entries) and a packed 584-byte entry (data_stride 584, scale_base 576, scale_stride 584).

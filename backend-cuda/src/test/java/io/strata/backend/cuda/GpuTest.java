@@ -1,5 +1,6 @@
 package io.strata.backend.cuda;
 
+import io.strata.model.format.ActivationQuant;
 import io.strata.spi.ProbeResult;
 import org.junit.jupiter.api.Assumptions;
 
@@ -45,6 +46,22 @@ public final class GpuTest {
 
     static float value(short bits) {
         return io.strata.model.format.Bf16.toFloat(bits);
+    }
+
+    /** The CPU backend's FP8 round trip (per 128 channels) of bf16 rows of {@code dim}, as bf16 bits. */
+    static short[] fp8RoundTrip(short[] rows, int dim) {
+        float[] v = new float[rows.length];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = value(rows[i]);
+        }
+        for (int r = 0; r < rows.length / dim; r++) {
+            ActivationQuant.fp8RoundTrip(v, r * dim, dim, ActivationQuant.GEMM_BLOCK);
+        }
+        short[] out = new short[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = bits(v[i]);
+        }
+        return out;
     }
 
     /** ||a - b|| / ||b|| over paired values. */

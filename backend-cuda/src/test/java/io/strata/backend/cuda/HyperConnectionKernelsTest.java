@@ -84,7 +84,7 @@ class HyperConnectionKernelsTest {
             short[] inputA = xA.downloadShorts(tokens * dim);
             assertThat(xB.downloadShorts(tokens * dim)).as("normalised input").isEqualTo(inputA);
             short[] roundedA = xqA.downloadShorts(tokens * dim);
-            assertThat(roundedA).as("its FP8 round trip").isEqualTo(fp8RoundTrip(inputA, dim));
+            assertThat(roundedA).as("its FP8 round trip").isEqualTo(GpuTest.fp8RoundTrip(inputA, dim));
             assertThat(xqB.downloadShorts(tokens * dim)).as("its FP8 round trip, fused step").isEqualTo(roundedA);
             float[] mA = mixA.downloadFloats(tokens * MW);
             assertThat(mA).as("the pre rewrote the mixes").isNotEqualTo(mix0);
@@ -140,7 +140,7 @@ class HyperConnectionKernelsTest {
             }
             if (blocks) {
                 assertThat(dxq.downloadShorts(tokens * dim)).as("the output's FP8 round trip")
-                    .isEqualTo(fp8RoundTrip(x, dim));
+                    .isEqualTo(GpuTest.fp8RoundTrip(x, dim));
             }
         }
         float[] streams = new float[width];
@@ -209,22 +209,6 @@ class HyperConnectionKernelsTest {
             }
             return new Weights(fn, base, new float[] {0.7f, 1.1f, 0.9f}, norm);
         }
-    }
-
-    /** The CPU backend's FP8 round trip (per 128 channels) of bf16 rows of {@code dim}, as bf16 bits. */
-    static short[] fp8RoundTrip(short[] rows, int dim) {
-        float[] v = new float[rows.length];
-        for (int i = 0; i < v.length; i++) {
-            v[i] = GpuTest.value(rows[i]);
-        }
-        for (int r = 0; r < rows.length / dim; r++) {
-            ActivationQuant.fp8RoundTrip(v, r * dim, dim, ActivationQuant.GEMM_BLOCK);
-        }
-        short[] out = new short[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = GpuTest.bits(v[i]);
-        }
-        return out;
     }
 
     private static short[] bf16(Random rnd, int n, float scale) {

@@ -69,7 +69,7 @@ class RmsNormKernelTest {
                 assertThat(p1.downloadShorts(rows * n1)).as(what + ": first norm").isEqualTo(single1);
                 assertThat(p2.downloadShorts(rows * n2)).as(what + ": second norm").isEqualTo(single2);
                 if (blocks) {
-                    short[] rounded = HyperConnectionKernelsTest.fp8RoundTrip(single1, n1);
+                    short[] rounded = GpuTest.fp8RoundTrip(single1, n1);
                     assertThat(q1.downloadShorts(rows * n1)).as(what + ": first norm's FP8 round trip").isEqualTo(rounded);
                     assertThat(pq1.downloadShorts(rows * n1)).as(what + ": the pair's").isEqualTo(rounded);
                 } else {

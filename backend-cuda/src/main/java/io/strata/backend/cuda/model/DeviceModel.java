@@ -273,11 +273,11 @@ final class DeviceModel implements AutoCloseable {
             // q latent and K=V row from one GEMM over the stacked weights; each norm reads its columns
             int width = qLora + headDim;
             long latent = ws.get("qkvLatent", (long) T * width * 2);
-            linear(layer.wqkvA, x, xq, dim, T, latent, width, lin, stream);
+            LinearKernels.linearRounded(layer.wqkvA, x, xq, dim, T, latent, width, true, lin, stream);
             check(CudaNative.strata_rms_norm_pair(latent, width, layer.qNorm, qr, qLora, qrq, qLora,
                 latent + 2L * qLora, width, layer.kvNorm, kvRow, headDim, headDim, T, eps, stream), "q and kv norms");
         } else {
-            linear(layer.wqA, x, xq, dim, T, qr, qLora, lin, stream);
+            LinearKernels.linearRounded(layer.wqA, x, xq, dim, T, qr, qLora, true, lin, stream);
             check(CudaNative.strata_rms_norm(qr, qLora, layer.qNorm, qr, qLora, qrq, T, qLora, eps, stream), "q norm");
         }
         if (layer.indexer != null) {
@@ -286,9 +286,9 @@ final class DeviceModel implements AutoCloseable {
             s.mark(StepProfile.Component.ATTENTION_GEMMS);
         }
         long q = ws.get("q", (long) T * qw * 2);
-        linear(layer.wqB, qr, qrq, qLora, T, q, qw, lin, stream);
+        LinearKernels.linearRounded(layer.wqB, qr, qrq, qLora, T, q, qw, true, lin, stream);
         if (layer.wqkvA == null) {
-            linear(layer.wkv, x, xq, dim, T, kvRow, headDim, lin, stream);
+            LinearKernels.linearRounded(layer.wkv, x, xq, dim, T, kvRow, headDim, true, lin, stream);
             check(CudaNative.strata_rms_norm(kvRow, headDim, layer.kvNorm, kvRow, headDim, 0, T, headDim, eps, stream),
                 "kv norm");
         }
@@ -378,7 +378,7 @@ final class DeviceModel implements AutoCloseable {
             x, lin, "ic", stream);
         long iq = ws.get("iq", (long) T * ih * id * 2);
         long iw = ws.get("iw", (long) T * ih * 2);
-        linear(idx.wqB(), qr, qrq, qLora, T, iq, ih * id, lin, stream);
+        LinearKernels.linearRounded(idx.wqB(), qr, qrq, qLora, T, iq, ih * id, true, lin, stream);
         LinearKernels.linear(idx.weightsProj(), x, dim, T, iw, ih, true, lin, stream);
         long codes = ws.get("iqCodes", (long) T * ih * id);
         long scales = ws.get("iqScales", (long) T * ih * 4 * 4);
@@ -399,18 +399,6 @@ final class DeviceModel implements AutoCloseable {
         SparseKernels.topK(new SparseKernels.TopK(scores, scoreStride, plan.positions, ix.topk(), topIdx, T, candidates,
             new SparseKernels.SelectionTarget(lists, listStride, window, 1, plan.tokenSeq, entryTable.address(),
                 entryTable.stride(), kv.kind(CacheKind.C4A_KV).entriesPerPage())), stream);
-    }
-
-    /**
-     * A bf16-out linear over x, reading {@code xq} (x's FP8 round trip, or 0: none computed) where its weights
-     * quantize their input.
-     */
-    private static void linear(DeviceMatrix w, long x, long xq, int lda, int m, long y, int ldy, long lin, long stream) {
-        if (xq != 0) {
-            LinearKernels.linearRounded(w, x, xq, lda, m, y, ldy, true, lin, stream);
-        } else {
-            LinearKernels.linear(w, x, lda, m, y, ldy, true, lin, stream);
-        }
     }
 
     private static void check(int code, String what) {

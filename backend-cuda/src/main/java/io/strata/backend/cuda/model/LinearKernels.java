@@ -41,13 +41,13 @@ public final class LinearKernels {
     }
 
     /**
-     * As {@link #linear}, with x's FP8 round trip already computed ({@code xq}, e.g. by the norm that wrote x): FP8/FP4
-     * weights read {@code xq} and round-trip nothing, which gives what they would compute from x (the round trip of a
-     * round-tripped row is itself); BF16/F32 weights read {@code x}.
+     * As {@link #linear}, with x's FP8 round trip already computed ({@code xq}, e.g. by the norm that wrote x, with x's
+     * row stride; 0: not computed): FP8/FP4 weights read {@code xq} and round-trip nothing, which gives what they would
+     * compute from x (the round trip of a round-tripped row is itself); BF16/F32 weights read {@code x}.
      */
     public static void linearRounded(DeviceMatrix w, long x, long xq, int lda, int m, long y, int ldy, boolean bf16Out,
                                      long workspace, long stream) {
-        if (!w.format().quantizesInput()) {
+        if (xq == 0 || !w.format().quantizesInput()) {
             linear(w, x, lda, m, y, ldy, bf16Out, workspace, stream);
             return;
         }
